@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { type Measures, simulate, type Workload } from '../bench/strategies/sim.ts';
 import { STRATEGY_NAMES } from '../adapters/builtin-strategies.ts';
+import { DEFAULT_SEED, strategiesArgs } from '../bench/strategies/args.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const churn: Workload = {
   name: 'churn',
@@ -149,5 +152,59 @@ describe('npm run bench:strategies: its flags', () => {
       });
     });
     expect(result).toEqual({ code: 2, stderr: `bench:strategies: ${message}\n` });
+  });
+
+  // Regression: an argument it did not know was skipped, so a misspelt --quick, bench:quick's
+  // --filter or --seed=7 started a full run with the default seed over the committed results.
+  it.each([
+    [['--quik'], 'unknown argument "--quik"; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]'],
+    [
+      ['--quick', '--filter', 'random-free'],
+      'unknown argument "--filter"; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]',
+    ],
+    [['quick'], 'unknown argument "quick"; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]'],
+    [['--seed=1.5'], '--seed must be an integer in 0..4294967295, got 1.5'],
+    [['--out='], '--out needs a value'],
+  ])(
+    '%j: exit 2 and one line, nothing written',
+    async (flags, message) => {
+      const { execFile } = await import('node:child_process');
+      const { mkdtempSync, readdirSync, rmSync } = await import('node:fs');
+      const { tmpdir } = await import('node:os');
+      const { join } = await import('node:path');
+      const root = new URL('..', import.meta.url);
+      const dir = mkdtempSync(join(tmpdir(), 'strategies-args-'));
+      try {
+        const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const args = ['--import', 'tsx', 'bench/strategies/run.ts', '--out', join(dir, 's'), ...flags];
+          execFile(process.execPath, args, { cwd: root, timeout: 60_000 }, (err, _stdout, stderr) => {
+            resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr });
+          });
+        });
+        expect(result).toEqual({ code: 2, stderr: `bench:strategies: ${message}\n` });
+        expect(readdirSync(dir)).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    70_000,
+  );
+});
+
+describe('npm run bench:strategies: where it writes', () => {
+  // Only a full run with the committed seed replaces the committed results by default.
+  it.each([
+    [[], { quick: false, seed: DEFAULT_SEED, out: 'bench/results/strategies' }],
+    [['--quick'], { quick: true, seed: DEFAULT_SEED, out: join(tmpdir(), 'ipallocator-bench', 'strategies') }],
+    [['--seed', '7'], { quick: false, seed: 7, out: join(tmpdir(), 'ipallocator-bench', 'strategies-seed-7') }],
+    [['--seed=7', '--quick'], { quick: true, seed: 7, out: join(tmpdir(), 'ipallocator-bench', 'strategies') }],
+    [['--seed', String(DEFAULT_SEED), '--out=x/y'], { quick: false, seed: DEFAULT_SEED, out: 'x/y' }],
+  ])('%j', (args, expected) => {
+    expect(strategiesArgs(args)).toEqual({ cpu: undefined, ...expected });
+  });
+
+  it('takes --cpu as given, for bench/cpu.ts to check', () => {
+    expect(strategiesArgs(['--cpu', 'fastest', '--quick']).cpu).toBe('fastest');
+    expect(strategiesArgs(['--cpu=1']).cpu).toBe('1');
   });
 });

@@ -2,7 +2,8 @@
 //
 // Every allocation strategy on every workload of the simulator (sim.ts), plus the speed of each
 // strategy's allocateNext on Range, written as JSON, Markdown and three SVG charts to
-// bench/results/strategies.* (--quick: a CI-sized run into $TMPDIR/ipallocator-bench/).
+// bench/results/strategies.* (--quick: a CI-sized run, and --seed another seed, into
+// $TMPDIR/ipallocator-bench/; bench/strategies/args.ts reads the arguments).
 //
 // Workloads (all deterministic by seed; times are simulated):
 //   load sweep      one /22, 3 API servers, informer lag lognormal (median 100 ms, σ 1: p99 ≈ 1 s),
@@ -16,7 +17,6 @@
 // the same seed (a process restarted with a fixed seed: random-free's draws then replay taken
 // addresses and it counts and selects among the free ones on every call).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { seededRandom } from '../../adapters/random.ts';
@@ -26,35 +26,25 @@ import { coolDown } from '../../adapters/cool-down.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
+import { type StrategiesArgs, strategiesArgs, UsageError } from './args.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-
-/** A usage error: one line, exit 2, before anything is simulated. */
-function usage(message: string): never {
-  console.error(`bench:strategies: ${message}`);
-  process.exit(2);
-}
-
-/** The value after `--name`, or undefined when the flag is absent. */
-function flagValue(name: string): string | undefined {
-  const at = args.indexOf(name);
-  if (at < 0) return undefined;
-  const value = args[at + 1];
-  if (value === undefined || value.startsWith('--')) usage(`${name} needs a value`);
-  return value;
-}
-
-// Each API server's random source is seeded from seed · 1000 + its number, which must stay an
-// exact integer in a double (below 2^53) for the servers' streams to differ; a seed below 2^32
-// keeps it far inside that, and fits the 32-bit seeds the simulator reports.
-const seedText = flagValue('--seed');
-const SEED = seedText === undefined ? 20240601 : Number(seedText);
-if (!/^\d+$/.test(seedText ?? '0') || !(SEED <= 0xffffffff)) usage(`--seed must be an integer in 0..4294967295, got ${seedText}`);
-const CPU = flagValue('--cpu');
-const OUT = flagValue('--out') ?? (quick ? join(tmpdir(), 'ipallocator-bench', 'strategies') : 'bench/results/strategies');
+/** The run's settings; a usage error is one line, exit 2, before anything is simulated. */
+const {
+  quick,
+  seed: SEED,
+  out: OUT,
+  cpu: CPU,
+} = ((): StrategiesArgs => {
+  try {
+    return strategiesArgs(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`bench:strategies: ${e.message}`);
+    process.exit(2);
+  }
+})();
 
 /** Every built-in strategy, in STRATEGY_NAMES's order: a new one is simulated without a line here. */
 const BUILTIN_SPECS: StrategySpec[] = STRATEGY_NAMES.map((name) => ({ label: name, strategy: name }));
