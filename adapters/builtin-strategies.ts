@@ -29,7 +29,7 @@ import { didYouMean, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { drawBelow, drawScanStart, TWO32, U32_MAX, type U64Out, type UpstreamDraw } from './random.ts';
 import type { AllocationStrategy, Offset, OffsetChooser, StrategyIndex, StrategyView } from './strategy.ts';
-import { own, seesOnlyPart } from './strategy-view.ts';
+import { isOwn, own, seesOnlyPart } from './strategy-view.ts';
 
 /** The names of the built-in strategies: STRATEGIES's keys. */
 export type StrategyName = keyof typeof STRATEGIES;
@@ -287,7 +287,8 @@ export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze(Object.keys
  * string and a `forRange` function. InvalidArgumentError for anything else, naming the value as
  * `what` (the option, or coolDown's argument): one wording for a wrong name and a wrong object,
  * for Range, Allocator, MetaAllocator and coolDown alike, with a "did you mean" for a misspelled
- * name.
+ * name. A strategy of your own comes back as a frozen strategy of the name and forRange read once
+ * here; this package's own come back as they are.
  * @internal
  */
 export function strategyOption(option: unknown, what = 'options.strategy'): AllocationStrategy {
@@ -297,9 +298,15 @@ export function strategyOption(option: unknown, what = 'options.strategy'): Allo
     if ((STRATEGY_NAMES as readonly string[]).includes(option)) return STRATEGIES[option as StrategyName];
     got = quoteInput(option);
   } else if (typeof option === 'object' && option !== null) {
+    if (isOwn(option)) return option as AllocationStrategy;
     const name = readMember(option, 'name', what);
     const forRange = typeof name === 'string' ? readMember(option, 'forRange', what) : undefined;
-    if (typeof forRange === 'function') return option as AllocationStrategy;
+    // What was checked is what is used: the name and forRange read here, not read again by each
+    // chooser made (a restore makes one) nor by the errors naming the strategy, where a getter or
+    // a Proxy could answer otherwise, or throw. forRange is called on the object, as a method.
+    if (typeof forRange === 'function') {
+      return Object.freeze({ name: name as string, forRange: (view: StrategyView) => forRange.call(option, view) as OffsetChooser });
+    }
     // An object meant as a strategy: which member is wrong. One of a class, with no name at all
     // (a Promise of a strategy, an array, a Map), is said by what it is, as any other value is:
     // "a Promise (a missing await?)" names the mistake, its missing name does not.

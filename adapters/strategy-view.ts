@@ -45,6 +45,11 @@ export function own(strategy: AllocationStrategy): AllocationStrategy {
   return strategy;
 }
 
+/** Whether `strategy` is one of this package's (frozen, read as often as needed). @internal for strategyOption */
+export function isOwn(strategy: object): boolean {
+  return OWN_STRATEGIES.has(strategy as AllocationStrategy);
+}
+
 /**
  * What a strategy of your own sees of the index: the reads StrategyIndex names, nothing else. A
  * chooser that could clear or destroy the index would have the range hand out an address twice

@@ -1602,6 +1602,96 @@ describe('bad options', () => {
   });
 });
 
+describe('a strategy object is read once, when the range is made', () => {
+  // Regression: its name and forRange were read to check it, then read again each time a chooser
+  // was made (the range's construction, every restore) and for every error naming it, so a
+  // getter or Proxy that answered differently later gave a TypeError ("strategy.forRange is not a
+  // function") where the check had passed, and errors named the strategy `undefined`.
+  const chooseLowest = (view: StrategyView) => ({
+    choose(out: Offset): boolean {
+      if (!view.index.nextFree(0, 0, 0, 0, view.sizeHi, view.sizeLo - 1)) return false;
+      out.hi = view.index.resultHi;
+      out.lo = view.index.resultLo;
+      return true;
+    },
+  });
+
+  it('a getter answers once: the name and forRange it gave are the ones used, in Range, coolDown and Allocator', async () => {
+    const made = (): { strategy: AllocationStrategy; reads: string[] } => {
+      const reads: string[] = [];
+      const strategy = {
+        get name() {
+          reads.push('name');
+          return reads.length === 1 ? 'once' : undefined;
+        },
+        get forRange() {
+          reads.push('forRange');
+          return reads.length === 2 ? chooseLowest : undefined;
+        },
+      } as unknown as AllocationStrategy;
+      return { strategy, reads };
+    };
+    const a = made();
+    const r = new Range('10.0.0.0/28', { strategy: a.strategy });
+    expect(r.allocateNext()).toBe('10.0.0.1');
+    const snap = r.snapshot();
+    r.restore(snap.range, snap.data); // forRange again, as a restore asks for a new chooser
+    expect(r.allocateNext()).toBe('10.0.0.2');
+    expect(a.reads).toEqual(['name', 'forRange']);
+    r.destroy();
+
+    const b = made();
+    const cooled = new Range('10.0.0.0/28', { strategy: coolDown(b.strategy, { allocations: 1 }) });
+    expect(cooled.allocateNext()).toBe('10.0.0.1');
+    expect(b.reads).toEqual(['name', 'forRange']);
+    cooled.destroy();
+
+    const c = made();
+    const alloc = new Allocator('10.0.0.0/28', { strategy: c.strategy, store: new MemoryStore() });
+    expect(await alloc.allocateNext()).toBe('10.0.0.1');
+    expect(c.reads).toEqual(['name', 'forRange']);
+    alloc.destroy();
+  });
+
+  it('a Proxy revoked once the range is made: restore still makes a chooser, and errors name the strategy as it was read', () => {
+    const liar = (view: StrategyView) => ({
+      choose(out: Offset): boolean {
+        out.hi = 0;
+        out.lo = view.sizeLo; // one past the last offset
+        return true;
+      },
+    });
+    const { proxy, revoke } = Proxy.revocable({ name: 'mine', forRange: chooseLowest }, {});
+    const r = new Range('10.0.0.0/28', { strategy: proxy });
+    revoke();
+    const snap = r.snapshot();
+    r.restore(snap.range, snap.data);
+    expect(r.allocateNext()).toBe('10.0.0.1');
+    r.destroy();
+    const named = Proxy.revocable({ name: 'liar', forRange: liar }, {});
+    const l = new Range('10.0.0.0/28', { strategy: named.proxy });
+    named.revoke();
+    const e = thrown(() => l.allocateNext());
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect((e as Error).message).toBe('strategy "liar" chose offset 14, which is taken or outside 10.0.0.0/28');
+    expect(l.used()).toBe(0);
+    l.destroy();
+  });
+
+  it("a method's this is the strategy object, as a call on it would have it", () => {
+    const strategy = {
+      name: 'with-state',
+      pick: chooseLowest,
+      forRange(view: StrategyView) {
+        return this.pick(view);
+      },
+    };
+    const r = new Range('10.0.0.0/28', { strategy });
+    expect(r.allocateNext()).toBe('10.0.0.1');
+    r.destroy();
+  });
+});
+
 describe('coolDown over a view no range gave', () => {
   it('is refused, saying it needs a view from a range of this copy of the package', async () => {
     let handMade: StrategyView | undefined;
