@@ -5,6 +5,7 @@
 // chooser that sees part of the range only (fullError).
 import { ErrDestroyed, ErrFull, InvalidArgumentError } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
+import type { Cooling } from './cooling.ts';
 import { quoteInput } from './quote.ts';
 import type { AllocationStrategy, Offset, OffsetChooser, StrategyIndex, StrategyView } from './strategy.ts';
 
@@ -139,18 +140,23 @@ export function wholeIndex(view: StrategyView): FreeIndex {
 /**
  * The per-range chooser of `strategy` over `view` (AllocationStrategy.forRange), checked: a
  * factory that returns something without a choose(out) method fails here with
- * InvalidArgumentError, not at the first allocation.
+ * InvalidArgumentError, not at the first allocation. A chooser of a strategy of yours comes back
+ * as a frozen chooser of its choose, taken and cooling, each read once here and the methods
+ * called on it, so that what was checked is what the range calls (a getter or a Proxy could
+ * answer otherwise later); this package's own come back as they are.
  * @internal
  */
 export function chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
-  const chooser = strategy.forRange(OWN_STRATEGIES.has(strategy) ? view : Object.freeze({ ...view, index: readOnly(wholeIndex(view)) }));
-  if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
+  const own = OWN_STRATEGIES.has(strategy);
+  const chooser = strategy.forRange(own ? view : Object.freeze({ ...view, index: readOnly(wholeIndex(view)) }));
+  const choose: unknown = typeof chooser === 'object' && chooser !== null ? chooser.choose : undefined;
+  if (typeof choose !== 'function') {
     // a Promise (an async forRange) is said as choose's is: the range needs its chooser now
     const got: unknown = chooser;
     let shown = quoteInput(got);
     if (typeof got === 'object' && got !== null) {
       try {
-        const { then, choose } = got as { then?: unknown; choose?: unknown };
+        const { then } = got as { then?: unknown };
         shown =
           typeof then === 'function' ? 'a Promise: forRange must answer synchronously' : `an object whose choose is ${quoteInput(choose)}`;
       } catch {
@@ -161,12 +167,21 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
       `strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method, got ${shown}`,
     );
   }
-  if (chooser.taken !== undefined && typeof chooser.taken !== 'function') {
+  const taken: unknown = chooser.taken;
+  if (taken !== undefined && typeof taken !== 'function') {
     throw new InvalidArgumentError(
-      `strategy ${quoteInput(strategy.name)}: the chooser's taken, when present, must be a function, got ${quoteInput(chooser.taken)}`,
+      `strategy ${quoteInput(strategy.name)}: the chooser's taken, when present, must be a function, got ${quoteInput(taken)}`,
     );
   }
-  return chooser;
+  if (own) return chooser;
+  const cooling = chooser.cooling;
+  const read: { choose(out: Offset): boolean; taken?(hi: number, lo: number): void; cooling?: Cooling } = {
+    choose: (out) => choose.call(chooser, out) as boolean,
+  };
+  if (taken !== undefined) read.taken = (hi, lo) => void (taken as (hi: number, lo: number) => void).call(chooser, hi, lo);
+  if (cooling !== undefined) read.cooling = cooling;
+  seesPartAs(read, chooser);
+  return Object.freeze(read);
 }
 
 /** Whether a chooser's answer is an offset at all: hi and lo words (isWord). @internal */

@@ -1678,6 +1678,57 @@ describe('a strategy object is read once, when the range is made', () => {
     l.destroy();
   });
 
+  it("its chooser's choose, taken and cooling are read once, when the chooser is made, and called as its methods", async () => {
+    // Regression: choose was read to check the chooser, then again on every allocation, and
+    // taken twice by the check itself, so a getter answering otherwise later gave a TypeError
+    // ("chooser.choose is not a function") where the check had passed.
+    const reads: string[] = [];
+    const strategy: AllocationStrategy = {
+      name: 'getters',
+      forRange(view) {
+        const pick = chooseLowest(view);
+        return {
+          picks: 0,
+          get choose() {
+            reads.push('choose');
+            return reads.length === 1
+              ? function (this: { picks: number }, out: Offset) {
+                  this.picks++;
+                  return pick.choose(out);
+                }
+              : undefined;
+          },
+          get taken() {
+            reads.push('taken');
+            return reads.length === 2
+              ? function (this: { picks: number }) {
+                  if (this.picks === 0) throw new Error('taken called on another object');
+                }
+              : 5;
+          },
+          get cooling() {
+            reads.push('cooling');
+            return undefined;
+          },
+        } as OffsetChooser;
+      },
+    };
+    const r = new Range('10.0.0.0/28', { strategy });
+    expect([r.allocateNext(), r.allocateNext(), r.used()]).toEqual(['10.0.0.1', '10.0.0.2', 2]);
+    expect(reads).toEqual(['choose', 'taken', 'cooling']);
+    r.destroy();
+    reads.length = 0;
+    const cooled = new Range('10.0.0.0/28', { strategy: coolDown(strategy, { allocations: 1 }) });
+    expect([cooled.allocateNext(), cooled.allocateNext()]).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(reads).toEqual(['choose', 'taken', 'cooling']);
+    cooled.destroy();
+    reads.length = 0;
+    const alloc = new Allocator('10.0.0.0/28', { strategy, store: new MemoryStore() });
+    expect([await alloc.allocateNext(), await alloc.allocateNext()]).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(reads).toEqual(['choose', 'taken', 'cooling']);
+    alloc.destroy();
+  });
+
   it("a method's this is the strategy object, as a call on it would have it", () => {
     const strategy = {
       name: 'with-state',
