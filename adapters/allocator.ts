@@ -746,6 +746,15 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
+   * What its ErrFull says after `range is full`, if anything: why its strategy sees part of the
+   * range only ('legacy-bitmap' on an IPv6 range past 65,535 addresses), so that a MetaAllocator
+   * whose ranges are all full says it too. @internal
+   */
+  fullWhy(): string | undefined {
+    return this.taken.fullWhy();
+  }
+
+  /**
    * The free addresses its cool-down holds back from allocateNext now (0 without one), holds
    * whose time has come returned first: a MetaAllocator's 'weighted' policy does not count them
    * as free in the pass that takes free addresses only. @internal

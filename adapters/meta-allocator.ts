@@ -651,7 +651,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (st !== null) throw this.starvedError(st.cidr, st.reason, 'allocateNext found no free address in the ranges built');
         // a range not built for lack of memory and not ready would answer ErrNotReady too
         const notReady = call.notReady || [...this.starved.values()].some((s) => !s.ready);
-        if (call.full) throw new ErrFull();
+        if (call.full) throw new ErrFull(call.fullWhy);
         if (notReady) throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
         if (!this.sourceSynced()) throw new ErrNotReady(NOT_READY_WHY.serviceCIDRsNotSynced);
         // upstream's answer, ErrFull, with why: there is no range to allocate from
@@ -1684,6 +1684,8 @@ class NextCall {
   tried: Set<RangeEntry> | null = null;
   /** A range tried answered full; one answered not ready: what the call answers when none is left. */
   full = false;
+  /** Why the first range that answered full and sees part of itself only had nothing free (Allocator.fullWhy). */
+  fullWhy: string | undefined = undefined;
   notReady = false;
   /**
    * The first pass takes free addresses only: under a cool-down, a range whose free addresses
@@ -1730,7 +1732,10 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
     // ready when just asked: null is full (a store whose sync flag flips between the two
     // questions gets upstream's ErrFull)
     const ip = a.tryAllocateNextNow(call.owner, call.freeOnly);
-    if (ip === null) call.full = true;
+    if (ip === null) {
+      call.full = true;
+      call.fullWhy ??= a.fullWhy();
+    }
     return ip;
   } catch (err) {
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
@@ -1767,6 +1772,7 @@ async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | nul
   } catch (err) {
     if (err instanceof ErrFull) {
       call.full = true;
+      if (!e.removed) call.fullWhy ??= e.allocator.fullWhy();
       return null;
     }
     if (err instanceof ErrNotReady) {

@@ -29,7 +29,16 @@ export function seesPartAs(outer: OffsetChooser, inner: OffsetChooser): void {
  * @internal used by Range and the Allocator
  */
 export function fullError(chooser: OffsetChooser | null): ErrFull {
-  return new ErrFull(chooser === null ? undefined : SEES_PART.get(chooser));
+  return new ErrFull(partSeen(chooser));
+}
+
+/**
+ * Why `chooser` (null: upstream's scan) sees part of its range only, or undefined when it sees it
+ * all: what the ErrFull of its "nothing free" says after `range is full`.
+ * @internal used by the Allocator for its MetaAllocator
+ */
+export function partSeen(chooser: OffsetChooser | null): string | undefined {
+  return chooser === null ? undefined : SEES_PART.get(chooser);
 }
 
 /** `chooser` sees part of its range only, for the reason `why` (fullError's message). @internal for the built-ins */

@@ -53,7 +53,7 @@ import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom, outOfMemoryAgain, remeasured, wasmOutOfMemory } from './wasm.ts';
 import type { AllocationStrategy, OffsetChooser } from './strategy.ts';
 import { ChooserCalls } from './chooser-calls.ts';
-import { fullError } from './strategy-view.ts';
+import { fullError, partSeen } from './strategy-view.ts';
 import { CallReturns, type CoolingQueue, type FreeOnlyPass } from './cooling.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import {
@@ -554,6 +554,11 @@ export class TakenAddresses {
   /** The ErrFull of an allocateNext that found nothing: what the strategy could not see, if anything (fullError). */
   full(): ErrFull {
     return fullError(this.chooser);
+  }
+
+  /** What full() says after `range is full`, if anything (partSeen): no error made. */
+  fullWhy(): string | undefined {
+    return partSeen(this.chooser);
   }
 
   private takeChosenNow(): boolean {

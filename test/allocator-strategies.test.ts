@@ -402,6 +402,51 @@ describe('Allocator strategy option', () => {
   });
 });
 
+describe("'legacy-bitmap' past its IPv6 cap under a MetaAllocator", () => {
+  // Regression: an Allocator's ErrFull said that 'legacy-bitmap' sees only the first 65,535
+  // addresses of an IPv6 range, while a MetaAllocator's said only "range is full", with free()
+  // counting the rest of the range as free.
+  it.each([
+    ['with synchronous operations', true],
+    ['through promises', false],
+  ])(
+    "its ErrFull says why, as its ranges' Allocator does, on a store %s",
+    async (_, syncOps) => {
+      const store = new MemoryStore({ syncOps });
+      const fillerStore = new MemoryStore();
+      const filler = new Allocator('fd00::/111', { store: fillerStore, strategy: 'legacy-bitmap' });
+      let full: unknown;
+      try {
+        for (;;) await filler.allocateNext();
+      } catch (e) {
+        full = e;
+      }
+      expect(full).toBeInstanceOf(ErrFull);
+      expect((full as Error).message).toMatch(/^range is full: 'legacy-bitmap' sees only the first 65,535 addresses/);
+      for (const record of fillerStore.records()) store.createSync(record);
+      filler.destroy();
+      const cidrs = new InMemoryServiceCIDRs();
+      cidrs.addServiceCIDR('v6', ['fd00::/111']);
+      const meta = new MetaAllocator('IPv6', cidrs, { store, strategy: 'legacy-bitmap' });
+      expect(meta.free()).toBe(65536n);
+      const e = await failure(() => meta.allocateNext());
+      expect(e).toBeInstanceOf(ErrFull);
+      expect((e as Error).message).toBe((full as Error).message);
+      // a MetaAllocator over ranges of which one is full to the cap and another to the last address:
+      // the cap is why the first has none left
+      cidrs.addServiceCIDR('small', ['fd01::/120']);
+      const small = new Allocator('fd01::/120', { store });
+      for (let i = 0; i < 255; i++) await small.allocateNext();
+      small.destroy();
+      const both = await failure(() => meta.allocateNext());
+      expect(both).toBeInstanceOf(ErrFull);
+      expect((both as Error).message).toBe((full as Error).message);
+      meta.destroy();
+    },
+    60_000,
+  );
+});
+
 describe('a cool-down on a store through promises', () => {
   it('an allocate that fails while its release deletes the record leaves the released address held and marked', async () => {
     // Regression: the failed create cleared the bit of an address the
