@@ -191,6 +191,29 @@ describe('npm run bench:strategies: its flags', () => {
   );
 });
 
+describe('npm run bench:strategies: a --cpu it cannot use', () => {
+  // Regression: bench/cpu.ts's refusal of the value ended in a stack trace.
+  it('is exit 2 and one line naming the value, nothing written', async () => {
+    const { execFile } = await import('node:child_process');
+    const { mkdtempSync, readdirSync, rmSync } = await import('node:fs');
+    const root = new URL('..', import.meta.url);
+    const dir = mkdtempSync(join(tmpdir(), 'strategies-args-'));
+    try {
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const args = ['--import', 'tsx', 'bench/strategies/run.ts', '--quick', '--out', join(dir, 's'), '--cpu', 'nonsense'];
+        execFile(process.execPath, args, { cwd: root, timeout: 60_000 }, (err, _stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr });
+        });
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^bench:strategies: --cpu nonsense: [^\n]*\n$/);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 70_000);
+});
+
 describe('npm run bench:strategies: where it writes', () => {
   // Only a full run with the committed seed replaces the committed results by default.
   it.each([

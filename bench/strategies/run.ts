@@ -30,15 +30,27 @@ import { type StrategiesArgs, strategiesArgs, UsageError } from './args.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 
-/** The run's settings; a usage error is one line, exit 2, before anything is simulated. */
+/**
+ * The run's settings, and where it runs (bench/cpu.ts: a --cpu it cannot use is refused there);
+ * a usage error is one line, exit 2, before anything is simulated.
+ */
 const {
   quick,
   seed: SEED,
   out: OUT,
-  cpu: CPU,
-} = ((): StrategiesArgs => {
+  benchCpu,
+} = ((): StrategiesArgs & { benchCpu: BenchCpu } => {
   try {
-    return strategiesArgs(process.argv.slice(2));
+    const settings = strategiesArgs(process.argv.slice(2));
+    let cpu: BenchCpu;
+    try {
+      cpu = new BenchCpu(settings.cpu);
+    } catch (e) {
+      // BenchCpu refuses only a --cpu given: its message names the value and what it takes
+      if (settings.cpu === undefined) throw e;
+      throw new UsageError(e instanceof Error ? e.message : String(e));
+    }
+    return { ...settings, benchCpu: cpu };
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     console.error(`bench:strategies: ${e.message}`);
@@ -231,7 +243,7 @@ interface Results {
 
 function main(): void {
   const started = performance.now();
-  const cond = conditions(quick ? 'quick' : 'full', coreTarget, new BenchCpu(CPU).describe());
+  const cond = conditions(quick ? 'quick' : 'full', coreTarget, benchCpu.describe());
   let events = 0;
   let simMs = 0;
   const run = (w: Workload, specs: StrategySpec[]): Measures[] =>
