@@ -31,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { runBoundary, runStoreFloor } from './boundary.ts';
 import { runPolicies } from './policies.ts';
 import { conditions, getGc, liveJsBytes } from './conditions.ts';
+import { readArgs, UsageError } from './args.ts';
 import { BenchCpu } from './cpu.ts';
 import { SteadyGate } from './steady.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
@@ -79,25 +80,44 @@ const readsStore = (name: string): boolean => /^(reference|allocator|store)(@|$)
 // ---------------------------------------------------------------------------------------------
 // Arguments and modes.
 
-const argv = process.argv.slice(2);
-const flag = (name: string): boolean => argv.includes(name);
-const option = (name: string): string | undefined => {
-  const i = argv.indexOf(name);
-  if (i >= 0) return argv[i + 1];
-  const eq = argv.find((a) => a.startsWith(`${name}=`));
-  return eq?.slice(name.length + 1);
-};
-const smoke = flag('--smoke');
-const quick = flag('--quick') || smoke;
+const USAGE = '[--quick | --smoke] [--filter <regex>] [--out <path-prefix>] [--cpu fastest|<n>] [--baseline <git-ref>]';
+/** The arguments, or exit 2 with one line: a misspelt option must not start a full run. */
+const { args, filterRe } = (() => {
+  try {
+    const args = readArgs(
+      process.argv.slice(2),
+      {
+        quick: { type: 'boolean' },
+        smoke: { type: 'boolean' },
+        filter: { type: 'string' },
+        out: { type: 'string' },
+        cpu: { type: 'string' },
+        baseline: { type: 'string' },
+      },
+      USAGE,
+    );
+    let filterRe: RegExp | undefined;
+    try {
+      filterRe = args.filter ? new RegExp(args.filter) : undefined;
+    } catch (e) {
+      throw new UsageError(`--filter ${args.filter}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return { args, filterRe };
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`bench: ${e.message}\n`);
+    process.exit(2);
+  }
+})();
+const smoke = args.smoke === true;
+const quick = args.quick === true || smoke;
 const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
-const filterText = option('--filter');
-const baselineRef = option('--baseline');
-const filterRe = filterText ? new RegExp(filterText) : undefined;
+const filterText = args.filter;
+const baselineRef = args.baseline;
 const matches = (id: string): boolean => !filterRe || filterRe.test(id);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outPrefix =
-  option('--out') ??
-  (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
+  args.out ?? (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
 
 // A case's budget is per implementation and split into `rounds` interleaved rounds (measureInRounds).
 const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number; rounds: number }> = {
@@ -577,7 +597,7 @@ function fmt(ns: number | null): string {
 
 async function main(): Promise<void> {
   const { coreTarget } = await import('../adapters/wasm.ts');
-  benchCpu = new BenchCpu(option('--cpu'));
+  benchCpu = new BenchCpu(args.cpu);
   if (!smoke) gate = new SteadyGate();
   const cond = conditions(mode, coreTarget, benchCpu.describe(), budgets.rounds);
   progress(

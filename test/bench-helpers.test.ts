@@ -553,3 +553,29 @@ describe('svg writer', () => {
     expect(svg).toContain('<polyline');
   });
 });
+
+describe('npm run bench: its arguments', () => {
+  // Regression: an argument it did not know was skipped, so a misspelt --quick started a full run
+  // over the committed results (bench/results/latest.*); an invalid --filter ended in a stack trace.
+  const usage = '[--quick | --smoke] [--filter <regex>] [--out <path-prefix>] [--cpu fastest|<n>] [--baseline <git-ref>]';
+  it.each([
+    [['--quik'], `Unknown option '--quik'; it takes ${usage}`],
+    [['--quick', '--seed', '7'], `Unknown option '--seed'; it takes ${usage}`],
+    [['quick'], `Unexpected argument 'quick'. This command does not take positional arguments; it takes ${usage}`],
+    [['--smoke', '--out'], `Option '--out <value>' argument missing; it takes ${usage}`],
+    [['--quick', '--filter', '('], '--filter (: Invalid regular expression: /(/: Unterminated group'],
+  ])(
+    '%j: exit 2 and one line, before anything is measured',
+    async (flags, message) => {
+      const { execFile } = await import('node:child_process');
+      const root = new URL('..', import.meta.url);
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...flags], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+        });
+      });
+      expect(result).toEqual({ code: 2, stdout: '', stderr: `bench: ${message}\n` });
+    },
+    70_000,
+  );
+});

@@ -141,8 +141,8 @@ describe('npm run bench:strategies: its flags', () => {
   it.each([
     [['--seed', '1.5'], '--seed must be an integer in 0..4294967295, got 1.5'],
     [['--seed', '4503599627370496'], '--seed must be an integer in 0..4294967295, got 4503599627370496'],
-    [['--seed'], '--seed needs a value'],
-    [['--out', '--quick'], '--out needs a value'],
+    [['--seed'], "Option '--seed <value>' argument missing; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]"],
+    [['--out', '--quick'], "Option '--out' argument is ambiguous; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]"],
   ])('%j: exit 2 and one line, before anything is simulated', async (flags, message) => {
     const { execFile } = await import('node:child_process');
     const root = new URL('..', import.meta.url);
@@ -157,12 +157,16 @@ describe('npm run bench:strategies: its flags', () => {
   // Regression: an argument it did not know was skipped, so a misspelt --quick, bench:quick's
   // --filter or --seed=7 started a full run with the default seed over the committed results.
   it.each([
-    [['--quik'], 'unknown argument "--quik"; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]'],
+    [['--quik'], "Unknown option '--quik'; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]"],
     [
       ['--quick', '--filter', 'random-free'],
-      'unknown argument "--filter"; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]',
+      "Unknown option '--filter'; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]",
     ],
-    [['quick'], 'unknown argument "quick"; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]'],
+    [
+      ['quick'],
+      "Unexpected argument 'quick'. This command does not take positional arguments; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]",
+    ],
+    [['--seed', '--quick'], "Option '--seed' argument is ambiguous; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]"],
     [['--seed=1.5'], '--seed must be an integer in 0..4294967295, got 1.5'],
     [['--out='], '--out needs a value'],
   ])(

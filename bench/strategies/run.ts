@@ -26,7 +26,8 @@ import { coolDown } from '../../adapters/cool-down.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
-import { type StrategiesArgs, strategiesArgs, UsageError } from './args.ts';
+import { UsageError } from '../args.ts';
+import { type StrategiesArgs, strategiesArgs } from './args.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 
