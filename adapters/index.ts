@@ -28,7 +28,14 @@ export type { IndexKind } from './free-index.ts';
 
 // ── ServiceCIDRs ───────────────────────────────────────────────────────────────────────────
 export { InMemoryServiceCIDRs, serviceCIDRAllocatable, validateServiceCIDRSpec } from './service-cidrs.ts';
-export type { ServiceCIDR, ServiceCIDRSource, ServiceCIDRWatcher, AddServiceCIDROptions } from './service-cidrs.ts';
+export type {
+  AddServiceCIDROptions,
+  InMemoryServiceCIDRsOptions,
+  ServiceCIDR,
+  ServiceCIDRSource,
+  ServiceCIDRWatcher,
+  ServiceCIDRWatcherErrorHandler,
+} from './service-cidrs.ts';
 
 // ── stores ─────────────────────────────────────────────────────────────────────────────────
 export { MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from './memory-store.ts';

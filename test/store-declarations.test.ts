@@ -6,16 +6,30 @@
 // stripInternal (tsconfig.build.json): a declaration marked @internal is left out of the .d.ts.
 // Each name a shipped .d.ts declares must be one an entry point of the package exports, or one
 // that a declaration a user reaches from an entry point imports (a base class, an option's type).
+//
+// And from the other side: each type a user meets in the API — a constructor's options, a
+// callback's parameters, a property's type — must be one they can import, to declare a variable
+// or a function of that type. `new InMemoryServiceCIDRs({ onWatcherError })` took its options as
+// InMemoryServiceCIDRsOptions, and the handler as ServiceCIDRWatcherErrorHandler, neither of
+// them exported: a handler written apart from the call could not be typed but by hand.
 import { readFileSync, readdirSync } from 'node:fs';
 import { posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = new URL('..', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
 
-/** The entry points ("exports" in package.json), as their sources. */
-const ENTRIES = ['adapters/index.ts', 'adapters/core.ts', 'adapters/prometheus.ts', 'adapters/kubernetes/index.ts'];
+/** The entry points ("exports" in package.json) as [what a user imports, its source]: ['ipallocator/core', 'adapters/core.ts'] … */
+const EXPORTS = Object.entries((JSON.parse(read('package.json')) as { exports: Record<string, string | { types: string }> }).exports)
+  .filter((entry): entry is [string, { types: string }] => typeof entry[1] === 'object')
+  .map(
+    ([subpath, target]) => [`ipallocator${subpath.slice(1)}`, target.types.replace(/^\.\/dist\//, '').replace(/\.d\.ts$/, '.ts')] as const,
+  );
+
+/** The entry points' sources: adapters/index.ts … */
+const ENTRIES = EXPORTS.map(([, source]) => source);
 
 /** A module's declaration file as the build writes it (stripInternal). */
 function declaration(path: string): string {
@@ -114,6 +128,7 @@ describe("the shipped declarations: the package's API, not its helpers", () => {
   });
 
   it('every .d.ts declares only names an entry point exports or a reachable declaration needs', () => {
+    expect(ENTRIES).toEqual(['adapters/index.ts', 'adapters/core.ts', 'adapters/prometheus.ts', 'adapters/kubernetes/index.ts']);
     const modules = shippedModules();
     expect(modules).toEqual(
       expect.arrayContaining([...ENTRIES, 'adapters/memory-store.ts', 'adapters/input.ts', 'adapters/kubernetes/informer.ts']),
@@ -129,5 +144,134 @@ describe("the shipped declarations: the package's API, not its helpers", () => {
     }
     expect(reachable.size).toBeGreaterThan(100); // Allocator, Range, … and the types they name
     expect(stray).toEqual([]);
+  });
+});
+
+/**
+ * The types of the package a user meets in its API and cannot import, each with the reason.
+ * Everything else the API names is exported from an entry point.
+ */
+const NOT_EXPORTED: Readonly<Record<string, string>> = {
+  // Node's util.inspect (and console.log) calls the [Symbol.for('nodejs.util.inspect.custom')]
+  // method of each class with its options, of which this declares the two read: no user calls
+  // the method, and Node's own InspectOptions (node:util) fits where one does.
+  InspectOptions: 'the options util.inspect passes to the inspect method, declared as node:util has them',
+  // KubernetesStore and KubernetesServiceCIDRs extend it: the lifecycle members both have
+  // (start, waitForSync, close, state, …), written once. Each member is there, documented, on
+  // each class; nothing takes or returns the base class.
+  InformerLifecycle: 'the base class of KubernetesStore and KubernetesServiceCIDRs, which holds the members they share',
+};
+
+/**
+ * The program of the package's sources, from its entry points, as `npm run typecheck` compiles
+ * them, and the symbols the entry points export (an export's own declaration, not its alias).
+ */
+function packageProgram(): { checker: ts.TypeChecker; exported: Map<ts.Symbol, boolean>; entries: [string, ts.Symbol][] } {
+  const rootPath = fileURLToPath(root);
+  const config = ts.getParsedCommandLineOfConfigFile(
+    `${rootPath}tsconfig.json`,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
+    },
+  )!;
+  const program = ts.createProgram(
+    ENTRIES.map((entry) => `${rootPath}${entry}`),
+    config.options,
+  );
+  const checker = program.getTypeChecker();
+  // each exported symbol, true when exported as a type only (`export type { DryRunAllocator }`):
+  // a class so exported is met as its instances, never constructed
+  const exported = new Map<ts.Symbol, boolean>();
+  const entries: [string, ts.Symbol][] = [];
+  for (const [imported, source] of EXPORTS) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(`${rootPath}${source}`)!)!;
+    for (const symbol of checker.getExportsOfModule(module)) {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      const typeOnly = (symbol.declarations ?? []).some((d) => ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly));
+      exported.set(target, (exported.get(target) ?? true) && typeOnly);
+      entries.push([`${imported} ${symbol.name}`, target]);
+    }
+  }
+  return { checker, exported, entries };
+}
+
+/**
+ * The types declared in the package that the API of the entry points names and that no entry
+ * point exports, each with where it was met first (`ipallocator InMemoryServiceCIDRs(options)
+ * .onWatcherError`): walking from every export through its constructor's and its functions'
+ * parameters and results, its properties (public and protected, as a subclass meets them), the
+ * members of the types met so (a callback's parameters, an option's type, an element of a
+ * list), and the base classes of the classes. What the published declarations leave out
+ * (@internal: an overload for the package's own callers, a member) is not walked, nor private
+ * members; of a type of the language or a library (Promise, Map, a KubeConfig), only its type
+ * arguments.
+ */
+function unexportedTypes(): Map<string, string> {
+  const { checker, exported, entries } = packageProgram();
+  const rootPath = fileURLToPath(new URL('adapters/', root));
+  const declaredHere = (symbol: ts.Symbol) => (symbol.declarations ?? []).some((d) => d.getSourceFile().fileName.startsWith(rootPath));
+  const internal = (node: ts.Node) => ts.getJSDocTags(node).some((tag) => tag.tagName.text === 'internal');
+  const NAMED = ts.SymbolFlags.Class | ts.SymbolFlags.Interface | ts.SymbolFlags.Enum | ts.SymbolFlags.TypeAlias;
+  const named = (type: ts.Type): ts.Symbol | undefined => {
+    const symbol = type.aliasSymbol ?? type.getSymbol();
+    return symbol !== undefined && symbol.flags & NAMED ? symbol : undefined;
+  };
+  const found = new Map<string, string>();
+  const seen = new Set<ts.Type>();
+  const meet = (symbol: ts.Symbol, where: string) => {
+    if (declaredHere(symbol) && !exported.has(symbol) && !found.has(symbol.name)) found.set(symbol.name, where);
+  };
+  const visitType = (type: ts.Type, where: string): void => {
+    if (seen.has(type)) return;
+    seen.add(type);
+    const symbol = named(type);
+    if (symbol !== undefined) meet(symbol, where);
+    for (const argument of type.aliasTypeArguments ?? []) visitType(argument, `${where}<…>`);
+    if (type.flags & ts.TypeFlags.Object && (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference) {
+      for (const argument of checker.getTypeArguments(type as ts.TypeReference)) visitType(argument, `${where}<…>`);
+    }
+    if (type.isUnionOrIntersection()) for (const part of type.types) visitType(part, where);
+    if (symbol !== undefined && !declaredHere(symbol)) return; // Promise<…>, Map<…>: their arguments only
+    if (!(type.flags & ts.TypeFlags.Object)) return;
+    for (const member of checker.getPropertiesOfType(type)) visitMember(member, `${where}.${checker.symbolToString(member)}`);
+    for (const signature of [...type.getCallSignatures(), ...type.getConstructSignatures()]) visitSignature(signature, where);
+    for (const info of checker.getIndexInfosOfType(type)) visitType(info.type, `${where}[…]`);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Class) {
+      for (const base of checker.getBaseTypes(type as ts.InterfaceType)) visitType(base, `${where} extends`);
+    }
+  };
+  const visitSignature = (signature: ts.Signature, where: string): void => {
+    const declaration = signature.getDeclaration();
+    if (declaration !== undefined && internal(declaration)) return; // an overload for the package's own callers
+    for (const parameter of signature.getParameters()) visitType(checker.getTypeOfSymbol(parameter), `${where}(${parameter.name})`);
+    visitType(signature.getReturnType(), `${where}()`);
+  };
+  const visitMember = (member: ts.Symbol, where: string): void => {
+    const declaration = member.valueDeclaration ?? member.declarations?.[0];
+    if (declaration !== undefined) {
+      if (internal(declaration) || ts.getCombinedModifierFlags(declaration as ts.Declaration) & ts.ModifierFlags.Private) return;
+      const name = (declaration as ts.NamedDeclaration).name;
+      if (name !== undefined && ts.isPrivateIdentifier(name)) return; // #field
+    }
+    visitType(checker.getTypeOfSymbol(member), where);
+  };
+  for (const [where, symbol] of entries) {
+    if (exported.get(symbol) !== true) visitType(checker.getTypeOfSymbol(symbol), where); // a class's static side, a function, a const
+    if (symbol.flags & ts.SymbolFlags.Class) visitType(checker.getDeclaredTypeOfSymbol(symbol), `${where}.prototype`); // its instances
+  }
+  return found;
+}
+
+describe('every type the API names can be imported', () => {
+  it("each type of the package met in an export's signatures is exported by an entry point, or has a reason not to be", () => {
+    const found = unexportedTypes();
+    const unlisted = [...found].filter(([name]) => !Object.hasOwn(NOT_EXPORTED, name)).map(([name, where]) => `${name}, met at ${where}`);
+    expect(unlisted).toEqual([]);
+    // and each reason (InspectOptions is met only as a method's parameter, InformerLifecycle as a base class) is still needed: a type exported since, or no longer met, leaves the list
+    expect(Object.keys(NOT_EXPORTED).filter((name) => !found.has(name))).toEqual([]);
   });
 });

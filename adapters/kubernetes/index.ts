@@ -7,7 +7,15 @@ export { KubeconfigCredentialError } from './user-checks.ts';
 export type { InformerStats, WaitForSyncOptions } from './informer.ts';
 export type { InformerState } from './informer-state.ts';
 export type { BackoffOptions } from './backoff.ts';
-export { toObject, toRecord, parseLabelSelector, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
+export {
+  toObject,
+  toRecord,
+  parseLabelSelector,
+  type ApiVersion,
+  type IPAddressObject,
+  type LabelRequirement,
+  type LabelSelector,
+} from './objects.ts';
 export {
   KubernetesServiceCIDRs,
   createServiceCIDR,

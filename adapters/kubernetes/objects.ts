@@ -215,7 +215,12 @@ export function notOlder(a: string | undefined, b: string | undefined): boolean 
 
 // --- label selectors (equality- and set-based string form) ------------------------------------
 
-type Requirement =
+/**
+ * One requirement of a label selector, as parseLabelSelector reads it: `key=value` or
+ * `key==value` (eq), `key!=value` (neq), `key>n`, `key<n` (gt, lt), `key in (a,b)`,
+ * `key notin (a,b)`, `key` (exists), `!key` (notexists).
+ */
+export type LabelRequirement =
   | { op: 'eq' | 'neq'; key: string; value: string }
   | { op: 'gt' | 'lt'; key: string; value: string }
   | { op: 'in' | 'notin'; key: string; values: readonly string[] }
@@ -229,7 +234,7 @@ type Requirement =
  */
 export interface LabelSelector {
   readonly text: string;
-  readonly requirements: readonly Requirement[];
+  readonly requirements: readonly LabelRequirement[];
 }
 
 /**
@@ -243,7 +248,7 @@ const trimSpaces = (text: string): string => text.replace(/^[ \t\r\n]+|[ \t\r\n]
 /** Parses `a=b,c!=d,e in (x,y),!f,g>1`; throws InvalidArgumentError quoting the bad requirement. */
 export function parseLabelSelector(text: string): LabelSelector {
   if (typeof text !== 'string') throw new InvalidArgumentError(`a label selector must be a string, got ${quoteInput(text)}`);
-  const requirements: Requirement[] = [];
+  const requirements: LabelRequirement[] = [];
   const parts: string[] = [];
   let depth = 0;
   let cur = '';
@@ -333,7 +338,7 @@ function labelKeyProblem(key: string): string | undefined {
 }
 
 /** Why the API server would refuse a value of `r` (label-rules.ts), or undefined. */
-function labelValuesProblem(r: Requirement): string | undefined {
+function labelValuesProblem(r: LabelRequirement): string | undefined {
   let values: readonly string[];
   switch (r.op) {
     case 'in':
