@@ -16,7 +16,7 @@
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError, rethrowLater } from './errors.ts';
-import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
+import { arrayLength, optionsObject, readElements, readMember, unboundCall } from './input.ts';
 import { formatCount, quoteInput, quoteText } from './quote.ts';
 import { Prefix } from './geometry.ts';
 import { dns1123SubdomainProblems } from './label-rules.ts';
@@ -278,6 +278,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    * (upstream ValidateServiceCIDRName) or exists, or `cidrs` is invalid (validateServiceCIDRSpec).
    */
   addServiceCIDR(name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR {
+    checkThis(this, 'addServiceCIDR');
     checkName(name);
     const opts = optionsObject(options, 'addServiceCIDR', { ready: true, unvalidated: true });
     if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
@@ -312,6 +313,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
 
   /** Sets (true/false) or removes (undefined) the Ready condition. */
   setReady(name: string, ready: boolean | undefined): ServiceCIDR {
+    checkThis(this, 'setReady');
     if (ready !== undefined && typeof ready !== 'boolean') {
       throw new InvalidArgumentError(`ready must be true, false or undefined, got ${quoteInput(ready)}`);
     }
@@ -320,11 +322,13 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
 
   /** Starts deletion: sets deletionTimestamp (the object stays until deleteServiceCIDR). */
   markDeleting(name: string): ServiceCIDR {
+    checkThis(this, 'markDeleting');
     return this.update(name, { deletionTimestamp: new Date().toISOString() });
   }
 
   /** Removes the object (its finalizer has run). Throws InvalidArgumentError when absent. */
   deleteServiceCIDR(name: string): void {
+    checkThis(this, 'deleteServiceCIDR');
     const sc = this.get(name);
     this.objects.delete(name);
     this.emit('delete', sc);
@@ -332,6 +336,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
 
   /** The object, or an InvalidArgumentError (a name that is no string, or `not found`). */
   get(name: string): ServiceCIDR {
+    checkThis(this, 'get');
     // refused as addServiceCIDR refuses it: "5 (number) not found" would read as a lookup that missed
     if (typeof name !== 'string') {
       throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: must be a string`);
@@ -343,10 +348,12 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   }
 
   list(): ServiceCIDR[] {
+    checkThis(this, 'list');
     return [...this.objects.values()];
   }
 
   hasSynced(): boolean {
+    checkThis(this, 'hasSynced'); // else true for any object, as if it were a source
     return true;
   }
 
@@ -356,6 +363,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    * replay, itself included; what it throws is reported (onWatcherError), and it stays subscribed.
    */
   subscribe(watcher: ServiceCIDRWatcher): () => void {
+    checkThis(this, 'subscribe');
     checkWatcher(watcher, 'InMemoryServiceCIDRs.subscribe');
     const sub = { watcher };
     const outermost = !this.delivering;
@@ -428,4 +436,13 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       rethrowLater(e);
     }
   }
+}
+
+/**
+ * Refuses a method of InMemoryServiceCIDRs called without its object (unboundCall): taken off it
+ * or passed as a callback, where `this` is undefined or another object. Checked first: none is on
+ * the allocation path (a MetaAllocator asks hasSynced only until it answers true).
+ */
+function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof InMemoryServiceCIDRs)) throw unboundCall(self, 'InMemoryServiceCIDRs', method);
 }

@@ -64,6 +64,7 @@ import {
 import { checkWatcher, notAName } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { formatCount, quoteInput } from '../quote.ts';
+import { unboundCall } from '../input.ts';
 import { isDNS1123Subdomain } from '../label-rules.ts';
 import { readOnlyFields } from '../types.ts';
 
@@ -425,6 +426,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
 
   /** onAdd for every known object in creation order (synchronously), then every change in order. */
   subscribe(watcher: ServiceCIDRWatcher): () => void {
+    checkSource(this, 'subscribe');
     this.assertOpen();
     checkWatcher(watcher, 'KubernetesServiceCIDRs.subscribe');
     for (const sc of this.list()) {
@@ -450,18 +452,21 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
 
   /** True once the first list has been applied (stays true while re-listing). */
   hasSynced(): boolean {
+    checkSource(this, 'hasSynced');
     this.assertOpen();
     return this.informer.hasSynced();
   }
 
   /** The objects known now, in creation order. */
   list(): ServiceCIDRRecord[] {
+    checkSource(this, 'list');
     this.assertOpen();
     return this.informer.list().sort(compareCreation); // as a MetaAllocator orders its ranges
   }
 
   /** The object named `name` as last seen, or undefined. */
   get(name: string): ServiceCIDRRecord | undefined {
+    checkSource(this, 'get');
     this.assertOpen();
     if (typeof name !== 'string') throw notAName(name, 'KubernetesServiceCIDRs.get'); // named here, not as the informer's cache.get
     return this.informer.get(name);
@@ -473,6 +478,15 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     this.subscriptions.clear();
     super.close();
   }
+}
+
+/**
+ * Refuses a method of KubernetesServiceCIDRs called without its object (unboundCall): taken off
+ * it or passed as a callback, where `this` is undefined or another object. Checked first: none is
+ * on the allocation path (a MetaAllocator asks hasSynced only until it answers true).
+ */
+function checkSource(self: unknown, method: string): void {
+  if (!(self instanceof KubernetesServiceCIDRs)) throw unboundCall(self, 'KubernetesServiceCIDRs', method);
 }
 
 // Compile-time conformance (upstream style `var _ Interface = &T{}`).

@@ -27,6 +27,7 @@ import { type IPFamily, readOnlyFields } from '../types.ts';
 import { CACHE_LEAVES_OUT, LABEL_IP_FAMILY, notAName } from '../store.ts';
 import { InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
+import { unboundOr, unboundRead } from '../input.ts';
 import { validateFields } from '../records.ts';
 import {
   checkInformerOptions,
@@ -157,41 +158,47 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
 
   /** The informer view (its methods throw ErrDestroyed after close()). */
   get cache(): StoreCache {
+    // read without the store, `this.informer` of another object would be undefined, no error
+    if (!(this instanceof KubernetesStore)) throw unboundRead(this, 'KubernetesStore', 'cache');
     return this.informer;
   }
 
   /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
   async create(given: NewIPAddressRecord): Promise<IPAddressRecord> {
-    this.assertOpen();
-    // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
-    // null parentRef passes here and the server answers 422, as kube-apiserver requires one. The
-    // fields are read once and the labels and parentRef copied (ownRecord): what is sent is what
-    // was checked, whatever a getter would answer to a second read.
-    const own = ownRecord(given);
-    validateFields(own.name, own.labels, own.parentRef);
-    const record = own as IPAddressRecord;
-    const body = bodyOf(own, this.apiVersion);
-    const history = this.informer.history;
-    // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
-    // a field of the wrong type): nothing to cache or return. The request may have created it, as
-    // after a timeout; the watch will show it.
-    const malformed = (what: string) =>
-      malformedAnswer('create', RESOURCE, record.name, what, 'the object may have been created; the watch will show it');
-    let created: unknown;
     try {
-      created = await requestJson(
-        this.requests,
-        { verb: 'create', resource: RESOURCE, name: record.name },
-        (opts) => this.api.createIPAddress({ body: body as never }, opts),
-        malformed,
-      );
-    } catch (err) {
-      throw translate(err, 'create', RESOURCE, record.name, this.requests.server);
+      this.assertOpen();
+      // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
+      // null parentRef passes here and the server answers 422, as kube-apiserver requires one. The
+      // fields are read once and the labels and parentRef copied (ownRecord): what is sent is what
+      // was checked, whatever a getter would answer to a second read.
+      const own = ownRecord(given);
+      validateFields(own.name, own.labels, own.parentRef);
+      const record = own as IPAddressRecord;
+      const body = bodyOf(own, this.apiVersion);
+      const history = this.informer.history;
+      // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
+      // a field of the wrong type): nothing to cache or return. The request may have created it, as
+      // after a timeout; the watch will show it.
+      const malformed = (what: string) =>
+        malformedAnswer('create', RESOURCE, record.name, what, 'the object may have been created; the watch will show it');
+      let created: unknown;
+      try {
+        created = await requestJson(
+          this.requests,
+          { verb: 'create', resource: RESOURCE, name: record.name },
+          (opts) => this.api.createIPAddress({ body: body as never }, opts),
+          malformed,
+        );
+      } catch (err) {
+        throw translate(err, 'create', RESOURCE, record.name, this.requests.server);
+      }
+      const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
+      if (problem !== undefined) throw malformed(problem);
+      if (this.readYourWrites) this.informer.appliedCreate(created as IPAddressObject, history);
+      return toRecord(created as IPAddressObject);
+    } catch (e) {
+      throw orUnbound(e, this, 'create'); // on the allocation path: checked on failure only
     }
-    const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
-    if (problem !== undefined) throw malformed(problem);
-    if (this.readYourWrites) this.informer.appliedCreate(created as IPAddressObject, history);
-    return toRecord(created as IPAddressObject);
   }
 
   /**
@@ -200,54 +207,58 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * deletion, and it stays in the cache until the watch reports it gone.
    */
   async delete(name: string): Promise<void> {
-    this.assertOpen();
-    // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
-    // the DELETE would hit the collection (a deletecollection on a real API server).
-    // A name that is not a string is refused as MemoryStore refuses it (not read: it may be a
-    // revoked Proxy, whose String() throws).
-    if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.delete');
-    if (!isPathSegmentName(name)) throw new NotFoundError(name);
-    // The record this delete is meant for, as the cache holds it now: the one to drop when the
-    // answer does not name the object it removed.
-    const sent = this.informer.get(name);
-    const history = this.informer.history;
-    // A delete sent again after a 5xx (which may have taken effect) names the object it meant by
-    // its uid: the name may belong to a new object by then — another owner's allocation, which a
-    // plain delete would remove, freeing its address for a second owner. Without a uid known (the
-    // cache does not hold the name) the 5xx answer is final.
-    const uid = sent?.uid;
-    // A 2xx that is neither a Status nor the object marked for deletion says nothing about what
-    // was deleted: the cache is left to the watch.
-    const malformed = (what: string) =>
-      malformedAnswer('delete', RESOURCE, name, what, 'the object may have been deleted; the watch will show it');
-    let outcome: DeleteOutcome;
-    let resent = false;
     try {
-      const reply = await requestJson(
-        this.requests,
-        { verb: 'delete', resource: RESOURCE, name },
-        (opts, afterServerError) => {
-          resent = afterServerError;
-          return this.api.deleteIPAddress(afterServerError ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
-        },
-        malformed,
-        undefined,
-        { resendAfterServerError: uid !== undefined },
-      );
-      const problem = checkDeleteAnswer(reply, 'IPAddress', name, `${GROUP}/${this.apiVersion}`);
-      if (problem !== undefined) throw malformed(problem);
-      // An object a finalizer holds is only marked for deletion: it stays in the cache (as
-      // upstream's lister keeps it, its address taken) until the watch reports it gone.
-      outcome = deleteOutcome(reply);
-    } catch (err) {
-      const e = translate(err, 'delete', RESOURCE, name, this.requests.server);
-      // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
-      // says only that the object there is not the one the cache knew, which may be stale (our
-      // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
-      if (!resent || e.name !== 'NotFoundError') throw e;
-      outcome = { finished: true, uid: uid! };
+      this.assertOpen();
+      // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
+      // the DELETE would hit the collection (a deletecollection on a real API server).
+      // A name that is not a string is refused as MemoryStore refuses it (not read: it may be a
+      // revoked Proxy, whose String() throws).
+      if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.delete');
+      if (!isPathSegmentName(name)) throw new NotFoundError(name);
+      // The record this delete is meant for, as the cache holds it now: the one to drop when the
+      // answer does not name the object it removed.
+      const sent = this.informer.get(name);
+      const history = this.informer.history;
+      // A delete sent again after a 5xx (which may have taken effect) names the object it meant by
+      // its uid: the name may belong to a new object by then — another owner's allocation, which a
+      // plain delete would remove, freeing its address for a second owner. Without a uid known (the
+      // cache does not hold the name) the 5xx answer is final.
+      const uid = sent?.uid;
+      // A 2xx that is neither a Status nor the object marked for deletion says nothing about what
+      // was deleted: the cache is left to the watch.
+      const malformed = (what: string) =>
+        malformedAnswer('delete', RESOURCE, name, what, 'the object may have been deleted; the watch will show it');
+      let outcome: DeleteOutcome;
+      let resent = false;
+      try {
+        const reply = await requestJson(
+          this.requests,
+          { verb: 'delete', resource: RESOURCE, name },
+          (opts, afterServerError) => {
+            resent = afterServerError;
+            return this.api.deleteIPAddress(afterServerError ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
+          },
+          malformed,
+          undefined,
+          { resendAfterServerError: uid !== undefined },
+        );
+        const problem = checkDeleteAnswer(reply, 'IPAddress', name, `${GROUP}/${this.apiVersion}`);
+        if (problem !== undefined) throw malformed(problem);
+        // An object a finalizer holds is only marked for deletion: it stays in the cache (as
+        // upstream's lister keeps it, its address taken) until the watch reports it gone.
+        outcome = deleteOutcome(reply);
+      } catch (err) {
+        const e = translate(err, 'delete', RESOURCE, name, this.requests.server);
+        // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
+        // says only that the object there is not the one the cache knew, which may be stale (our
+        // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
+        if (!resent || e.name !== 'NotFoundError') throw e;
+        outcome = { finished: true, uid: uid! };
+      }
+      if (this.readYourWrites && outcome.finished) this.informer.appliedDelete(name, outcome.uid, sent, history);
+    } catch (e) {
+      throw orUnbound(e, this, 'delete');
     }
-    if (this.readYourWrites && outcome.finished) this.informer.appliedDelete(name, outcome.uid, sent, history);
   }
 
   /**
@@ -255,24 +266,37 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * exist. A name that is not a string is refused as MemoryStore refuses it, before any request.
    */
   async get(name: string): Promise<IPAddressRecord | undefined> {
-    this.assertOpen();
-    if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.get');
-    if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
-    const malformed = (what: string) => malformedAnswer('get', RESOURCE, name, what);
     try {
-      const obj = await requestJson(
-        this.requests,
-        { verb: 'get', resource: RESOURCE, name },
-        (opts) => this.api.readIPAddress({ name }, opts),
-        malformed,
-      );
-      const problem = checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`);
-      if (problem !== undefined) throw malformed(problem);
-      return toRecord(obj as IPAddressObject);
-    } catch (err) {
-      const e = translate(err, 'get', RESOURCE, name, this.requests.server);
-      if (e.name === 'NotFoundError') return undefined;
-      throw e;
+      this.assertOpen();
+      if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.get');
+      if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
+      const malformed = (what: string) => malformedAnswer('get', RESOURCE, name, what);
+      try {
+        const obj = await requestJson(
+          this.requests,
+          { verb: 'get', resource: RESOURCE, name },
+          (opts) => this.api.readIPAddress({ name }, opts),
+          malformed,
+        );
+        const problem = checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`);
+        if (problem !== undefined) throw malformed(problem);
+        return toRecord(obj as IPAddressObject);
+      } catch (err) {
+        const e = translate(err, 'get', RESOURCE, name, this.requests.server);
+        if (e.name === 'NotFoundError') return undefined;
+        throw e;
+      }
+    } catch (e) {
+      throw orUnbound(e, this, 'get');
     }
   }
+}
+
+/**
+ * What create, delete and get reject with once they failed: unboundOr's answer (called without a
+ * KubernetesStore: taken off it, or passed as a callback). They are on the allocation path, so
+ * checked only on failure, as MemoryStore's are: a call on its store pays nothing for it.
+ */
+function orUnbound(error: unknown, self: unknown, method: string): unknown {
+  return unboundOr(error, self, KubernetesStore, 'KubernetesStore', method);
 }

@@ -156,6 +156,16 @@ const IP_ALLOCATOR_METHODS: MethodCall[] = [
   ['destroy', false, []],
 ];
 
+/** A cluster nothing answers at: the Kubernetes classes are made with `start: false`, and no call here reaches it. */
+const unreachableCluster = () => kubeConfigFor('http://127.0.0.1:9');
+
+/** An InMemoryServiceCIDRs holding `kubernetes`, which its methods that take a name find. */
+function serviceCIDRs(): InMemoryServiceCIDRs {
+  const cidrs = new InMemoryServiceCIDRs();
+  cidrs.addServiceCIDR('kubernetes', ['10.0.0.0/24']);
+  return cidrs;
+}
+
 const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = [
   [
     'Allocator',
@@ -252,6 +262,39 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
       ['list', false, []],
       ['hasSynced', false, []],
       ['subscribe', false, [{ onAdd() {}, onDelete() {} }]],
+    ],
+  ],
+  [
+    'InMemoryServiceCIDRs',
+    serviceCIDRs,
+    [
+      ['addServiceCIDR', false, ['other', ['10.1.0.0/24']]],
+      ['setReady', false, ['kubernetes', false]],
+      ['markDeleting', false, ['kubernetes']],
+      ['deleteServiceCIDR', false, ['kubernetes']],
+      ['get', false, ['kubernetes']],
+      ['list', false, []],
+      ['hasSynced', false, []],
+      ['subscribe', false, [{ onAdd() {}, onDelete() {} }]],
+    ],
+  ],
+  [
+    'KubernetesStore',
+    () => new KubernetesStore(unreachableCluster(), { start: false }),
+    [
+      ['create', true, [RECORD]],
+      ['delete', true, ['10.0.0.1']],
+      ['get', true, ['10.0.0.1']],
+    ],
+  ],
+  [
+    'KubernetesServiceCIDRs',
+    () => new KubernetesServiceCIDRs(unreachableCluster(), { start: false }),
+    [
+      ['subscribe', false, [{ onAdd() {}, onDelete() {} }]],
+      ['hasSynced', false, []],
+      ['list', false, []],
+      ['get', false, ['kubernetes']],
     ],
   ],
 ];
@@ -505,6 +548,7 @@ const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
   ['Allocator', (store) => new Allocator('10.0.0.0/24', { store }), ['size', 'canAllocateNow']],
   ['MemoryStore', (store) => store, ['size', 'watcherCount']],
   ['MemoryStore.cache', (store) => store.cache, ['size', 'watcherCount']],
+  ['KubernetesStore', () => new KubernetesStore(unreachableCluster(), { start: false }), ['cache']],
 ];
 
 describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (className, make, getters) => {
