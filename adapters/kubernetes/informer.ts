@@ -72,7 +72,7 @@
 // server's set once the watch catches up.
 import { checkWatcher, hasLabels, type IPAddressRecord, notAName, type StoreCache, wantedLabels } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
-import { optionsObject, readMember, unreadableInput } from '../input.ts';
+import { optionsObject, readMember, unboundCall, unboundOr, unboundRead, unreadableInput } from '../input.ts';
 import { formatCount, quoteInput } from '../quote.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import {
@@ -185,6 +185,13 @@ function isNewerThan(a: string | undefined, b: string | undefined): boolean {
   return x !== undefined && y !== undefined && x > y;
 }
 
+/**
+ * How a message names the cache when one of its methods is called without it (unboundCall): a
+ * KubernetesStore's cache is the one informer users reach (a KubernetesServiceCIDRs keeps its
+ * informer to itself).
+ */
+const CACHE = 'KubernetesStore.cache';
+
 /** @internal */
 export class Informer<R extends CachedRecord = IPAddressRecord> {
   private readonly records = new Map<string, R>();
@@ -246,13 +253,18 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   // --- StoreCache ------------------------------------------------------------------------------
 
   get(name: string): R | undefined {
-    this.assertRunning();
-    // a Map answers undefined for any key: a name that is not a string would read as absent
-    if (typeof name !== 'string') throw notAName(name, `${this.owner}.cache.get`);
-    return this.records.get(name);
+    try {
+      this.assertRunning();
+      // a Map answers undefined for any key: a name that is not a string would read as absent
+      if (typeof name !== 'string') throw notAName(name, `${this.owner}.cache.get`);
+      return this.records.get(name);
+    } catch (e) {
+      throw unboundOr(e, this, Informer, CACHE, 'get'); // the allocators read it as they allocate: checked on failure only
+    }
   }
 
   list(labels?: Readonly<Record<string, string>>): R[] {
+    if (!(this instanceof Informer)) throw unboundCall(this, CACHE, 'list');
     this.assertRunning();
     const wanted = labels === undefined ? [] : wantedLabels(labels, `${this.owner}.cache.list`);
     const out: R[] = [];
@@ -263,16 +275,22 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   }
 
   get size(): number {
+    if (!(this instanceof Informer)) throw unboundRead(this, CACHE, 'size');
     this.assertRunning();
     return this.records.size;
   }
 
   hasSynced(): boolean {
-    this.assertRunning();
-    return this.synced;
+    try {
+      this.assertRunning();
+      return this.synced;
+    } catch (e) {
+      throw unboundOr(e, this, Informer, CACHE, 'hasSynced'); // asked on every allocation: checked on failure only
+    }
   }
 
   subscribe(watcher: InformerWatcher<R>): () => void {
+    if (!(this instanceof Informer)) throw unboundCall(this, CACHE, 'subscribe');
     this.assertRunning();
     checkWatcher(watcher, `${this.owner}.cache.subscribe`);
     for (const r of [...this.records.values()]) {

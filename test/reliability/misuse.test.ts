@@ -288,6 +288,16 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
     ],
   ],
   [
+    'KubernetesStore.cache',
+    () => new KubernetesStore(unreachableCluster(), { start: false }).cache,
+    [
+      ['get', false, ['10.0.0.1']],
+      ['list', false, []],
+      ['hasSynced', false, []],
+      ['subscribe', false, [{ onAdd() {}, onDelete() {} }]],
+    ],
+  ],
+  [
     'KubernetesServiceCIDRs',
     () => new KubernetesServiceCIDRs(unreachableCluster(), { start: false }),
     [
@@ -549,6 +559,7 @@ const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
   ['MemoryStore', (store) => store, ['size', 'watcherCount']],
   ['MemoryStore.cache', (store) => store.cache, ['size', 'watcherCount']],
   ['KubernetesStore', () => new KubernetesStore(unreachableCluster(), { start: false }), ['cache']],
+  ['KubernetesStore.cache', () => new KubernetesStore(unreachableCluster(), { start: false }).cache, ['size']],
 ];
 
 describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (className, make, getters) => {
