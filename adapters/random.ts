@@ -21,7 +21,7 @@
 // exactly the draws it made before the bound existed.
 
 import { InvalidArgumentError } from './errors.ts';
-import { readMember } from './input.ts';
+import { readMember, unboundCall } from './input.ts';
 import { quoteInput } from './quote.ts';
 
 /**
@@ -188,7 +188,10 @@ export class Xoshiro128 implements RandomSource {
   }
 
   nextU32(): number {
-    const s = this.s;
+    // taken off its generator (`{ nextU32: rng.nextU32 }`, a bare call): the typed error, not a
+    // TypeError from reading the state
+    const s = (this as Xoshiro128 | undefined)?.s;
+    if (s === undefined) throw unboundCall(this, 'Xoshiro128', 'nextU32');
     const s0 = s[0]! | 0;
     const s1 = s[1]! | 0;
     let s2 = s[2]! | 0;

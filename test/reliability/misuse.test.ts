@@ -307,6 +307,8 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
       ['get', false, ['kubernetes']],
     ],
   ],
+  // the generator of the `random` option, seededRandom's
+  ['Xoshiro128', () => seededRandom(1), [['nextU32', false, []]]],
 ];
 
 describe.each(UNBOUND_CASES)('%s: a method called without its object', (className, make, methods) => {
@@ -350,6 +352,19 @@ describe.each(UNBOUND_CASES)('%s: a method called without its object', (classNam
 });
 
 describe('the idioms that lose `this`', () => {
+  it("a random option of a generator's nextU32 taken off it is refused by the first draw, naming it, nothing taken", async () => {
+    const rng = seededRandom(1);
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/24', { store, random: { nextU32: rng.nextU32 } });
+    const r = new Range('10.0.0.0/24', { random: { nextU32: rng.nextU32 } });
+    const said = /^Xoshiro128\.nextU32\(\) was called without its Xoshiro128 /;
+    const refused = await failure(() => a.allocateNext(OWNER));
+    expect(refused).toBeInstanceOf(InvalidArgumentError);
+    expect((refused as Error).message).toMatch(said);
+    expect(() => r.allocateNext()).toThrow(said);
+    expect([a.used(), r.used(), store.records()]).toEqual([0, 0, []]);
+  });
+
   it('ips.map(allocator.release), a destructured allocateNext and setTimeout(allocator.destroy) are refused, not half done', async () => {
     const store = new MemoryStore();
     const a = new Allocator('10.0.0.0/24', { store, random: seededRandom(1) });
