@@ -273,7 +273,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KubernetesApiError);
     expect((error as Error).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${proxy.url} (environment variable HTTP_PROXY) ` +
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${server} was not sent: the proxy at ${proxy.url} (environment variable HTTP_PROXY) ` +
         'refused the request: it answered 407 Proxy Authentication Required ' +
         '(a proxy takes its user and password in its URL, as in http://user:password@proxy.example:3128)',
     );
@@ -304,7 +304,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(KubernetesApiError);
       expect((error as Error).message).toBe(
-        `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${proxy} (environment variable HTTP_PROXY) ` +
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${server} was not sent: the proxy at ${proxy} (environment variable HTTP_PROXY) ` +
           'did not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): a plain http:// proxy on that port?',
       );
       await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
@@ -362,7 +362,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       process.env[variable] = 'http://[bad';
       const at = `${scheme}://apiserver.test:${port}`;
       // read as kubectl reads it: the proxy at host "http" (kubectl: "proxyconnect tcp: dial tcp: lookup http: no such host")
-      const said = `the request was not sent: cannot reach the proxy at http://http (environment variable ${variable}): `;
+      const said = `the request to ${at} was not sent: cannot reach the proxy at http://http (environment variable ${variable}): `;
       for (const Config of [KubeConfigNow, KubeConfig1]) {
         const kc = new Config();
         kc.loadFromOptions({
@@ -452,7 +452,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       .get('10.96.0.10')
       .catch((e: unknown) => e);
     expect((error as Error).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${proxy.url} ` +
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request to https://apiserver.test:${port} was not sent: the proxy at ${proxy.url} ` +
         '(proxy-url of cluster "double" in the kubeconfig) did not open a tunnel to the API server: it answered CONNECT with HTTP 403',
     );
     expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${port}`]);
@@ -467,7 +467,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KubernetesApiError);
     expect((error as Error).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the ${field} does not start with ` +
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${server} was not sent: the ${field} does not start with ` +
         'http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
     );
     expect((error as Error).cause).toBeInstanceOf(UnusableProxyError);
@@ -488,7 +488,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       expect(err).toBeInstanceOf(SyncBlockedError);
       expect([err.code, err.port, err.server]).toEqual(['ERR_SYNC_BLOCKED', undefined, server]);
       expect(err.message).toMatch(
-        /^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced, and not listed again: list ipaddresses\.networking\.k8s\.io: the request was not sent: the (environment variable HTTP_PROXY|proxy-url of cluster "double" in the kubeconfig) (does not start with|is no URL)/,
+        /^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced, and not listed again: list ipaddresses\.networking\.k8s\.io: the request to http:\/\/apiserver\.test:\d+ was not sent: the (environment variable HTTP_PROXY|proxy-url of cluster "double" in the kubeconfig) (does not start with|is no URL)/,
       );
       expect(err.message).not.toContain('[bad');
       await expect(store.waitForSync({ timeoutMs: 600_000 })).rejects.toBeInstanceOf(SyncBlockedError);
@@ -521,7 +521,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       .get('10.96.0.10')
       .catch((e: unknown) => e);
     expect((error as Error).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${socks.url} (environment variable HTTP_PROXY) ` +
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request to http://elsewhere.test:${port} was not sent: the proxy at ${socks.url} (environment variable HTTP_PROXY) ` +
         'did not connect to the API server: "Socks5 proxy rejected connection - HostUnreachable"',
     );
   });

@@ -83,7 +83,10 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     const err = await getError(cluster, user);
     expect(err).toBeInstanceOf(KubernetesApiError);
     const e = err as KubernetesApiError;
-    expect([e.message, e.code]).toEqual([`get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${said}`, undefined]);
+    expect([e.message, e.code]).toEqual([
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: ${said}`,
+      undefined,
+    ]);
   });
 
   it('a proxy-url nothing listens at: said to be the proxy, with its URL (never its credentials), not the API server', async () => {
@@ -92,7 +95,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     const err = await getError({ proxyUrl: `http://user:proxy-secret@127.0.0.1:${port}` }, {});
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as KubernetesApiError).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot reach the proxy at http://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: cannot reach the proxy at http://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
     );
   });
 
@@ -105,7 +108,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     const socks = await getError({ proxyUrl: `socks5://user:proxy-secret@127.0.0.1:${port}` }, {});
     expect(socks).toBeInstanceOf(KubernetesApiError);
     expect((socks as Error).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot reach the proxy at socks5://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: cannot reach the proxy at socks5://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
     );
 
     const mute = createServer((socket) => socket.destroy()); // accepts, then hangs up: no SOCKS answer
@@ -115,7 +118,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
       const refused = await getError({ proxyUrl: `socks5://127.0.0.1:${mutePort}` }, {});
       expect((refused as Error).message).toMatch(
         new RegExp(
-          `^get ipaddresses\\.networking\\.k8s\\.io "10\\.0\\.0\\.1": the request was not sent: the proxy at socks5://127\\.0\\.0\\.1:${mutePort} \\(proxy-url of cluster "prod" in the kubeconfig\\) did not connect to the API server: "[^"]+"$`,
+          `^get ipaddresses\\.networking\\.k8s\\.io "10\\.0\\.0\\.1": the request to ${server.url.replaceAll('.', '\\.')} was not sent: the proxy at socks5://127\\.0\\.0\\.1:${mutePort} \\(proxy-url of cluster "prod" in the kubeconfig\\) did not connect to the API server: "[^"]+"$`,
         ),
       );
     } finally {
@@ -124,7 +127,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
 
     const noScheme = await getError({ proxyUrl: 'user:proxy-secret@proxy.corp:3128' }, {});
     expect((noScheme as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)`,
     );
 
     // one with no scheme that is no WHATWG URL either (Go parses it, with scheme "", and kubectl
@@ -132,20 +135,20 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     for (const proxyUrl of ['proxy.corp', '10.0.0.1:3128']) {
       const bare = await getError({ proxyUrl }, {});
       expect((bare as Error).message).toBe(
-        'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+        `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)`,
       );
     }
 
     // one that does not parse is said so, not as one without a scheme (it has one)
     const noURL = await getError({ proxyUrl: 'http://user:proxy-secret@[bad' }, {});
     expect((noURL as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig is no URL ' +
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: the proxy-url of cluster "prod" in the kubeconfig is no URL ` +
         '(it is not shown: a password may sit in it), which kubectl refuses too ("could not parse"): a proxy is named as in http://proxy.example:3128',
     );
 
     const missing = await getError({ caFile: '/nonexistent/ipallocator/ca.crt' }, {});
     expect((missing as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot read the certificate-authority file of cluster "prod" in the kubeconfig ("/nonexistent/ipallocator/ca.crt"): no such file or directory (ENOENT)',
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${server.url} was not sent: cannot read the certificate-authority file of cluster "prod" in the kubeconfig ("/nonexistent/ipallocator/ca.crt"): no such file or directory (ENOENT)`,
     );
   });
 
@@ -208,7 +211,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
           );
           expect(err, url).toBeInstanceOf(KubernetesApiError);
           expect((err as Error).message).toBe(
-            'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the client-key of user "dev" in the kubeconfig is not a private key (PEM, unencrypted)',
+            `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: the client-key of user "dev" in the kubeconfig is not a private key (PEM, unencrypted)`,
           );
         } finally {
           store.close();
@@ -370,7 +373,7 @@ describe('a kubeconfig the store loads itself ($KUBECONFIG) that keeps a request
     const { file, err } = await getError(`{client-certificate-data: ${base64(CLIENT_CERT)}, client-key-data: ${base64(OTHER_KEY)}}`);
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as KubernetesApiError).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.0.0.1": cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: the request was not sent: ` +
+      `get ipaddresses.networking.k8s.io "10.0.0.1": cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: the request to ${server.url} was not sent: ` +
         `the client-key-data of user "dev" in the kubeconfig does not match its client-certificate-data (the key is not the certificate's)`,
     );
   });

@@ -42,13 +42,14 @@ const OR_DATES = underDeno()
 
 /**
  * What a get through a server presenting `chain` (on `host`, default 127.0.0.1) settles with, the
- * kubeconfig's cluster having `cluster`'s TLS fields, read by `Config` (default client-node 2.x's).
+ * kubeconfig's cluster having `cluster`'s TLS fields, read by `Config` (default client-node 2.x's),
+ * and the server's URL.
  */
 async function getError(
   chain: string,
   cluster: { caData?: string; tlsServerName?: string },
   { Config = KubeConfig, host }: { Config?: typeof KubeConfig; host?: string } = {},
-): Promise<unknown> {
+): Promise<{ err: unknown; url: string }> {
   const server = await startServerWith(chain, host);
   const kc = new Config();
   kc.loadFromOptions({
@@ -59,10 +60,11 @@ async function getError(
   });
   const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
   try {
-    return await store.get('10.0.0.1').then(
+    const err = await store.get('10.0.0.1').then(
       (value) => ({ resolved: value }),
-      (err: unknown) => err,
+      (e: unknown) => e,
     );
+    return { err, url: server.url };
   } finally {
     store.close();
     server.close();
@@ -105,11 +107,11 @@ describe('an API server whose certificate is not trusted', () => {
       `its chain leads to a certificate authority that is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY), and ${NO_CA}`,
     ],
   ])('%s: said not trusted, why, and which certificate-authority to set', async (_what, chain, cluster, why) => {
-    const err = await getError(chain, cluster);
+    const { err, url } = await getError(chain, cluster);
     expect(err).toBeInstanceOf(KubernetesApiError);
     const e = err as KubernetesApiError;
     expect([e.message, e.code]).toEqual([
-      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${UNTRUSTED}: ${why}`,
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: ${UNTRUSTED}: ${why}`,
       undefined,
     ]);
   });
@@ -127,39 +129,41 @@ describe('an API server whose certificate is not trusted', () => {
         'is not valid yet (CERT_NOT_YET_VALID): the clock here, or that of the machine that issued it, is wrong',
       ],
     ] as const) {
-      const err = await getError(chain, { caData: base64(CA_CERT) });
+      const { err, url } = await getError(chain, { caData: base64(CA_CERT) });
       expect(err, code).toBeInstanceOf(KubernetesApiError);
       const expected = underDeno()
         ? `${UNTRUSTED}: its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA}${OR_DATES}`
         : `the API server's certificate ${said}`;
-      expect((err as Error).message, code).toBe(`get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${expected}`);
+      expect((err as Error).message, code).toBe(
+        `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: ${expected}`,
+      );
     }
   });
 
   it('issued for another name: the name asked for and those it holds are said, and tls-server-name set to one of them is what makes it work', async () => {
-    const err = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT) });
+    const { err, url } = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT) });
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for 127.0.0.1 ' +
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: the API server's certificate is not issued for 127.0.0.1 ` +
         '(ERR_TLS_CERT_ALTNAME_INVALID), the host of the server URL of cluster "prod" in the kubeconfig: it names DNS:api.cluster.example; ' +
         "set the cluster's tls-server-name to a name it holds, or its server to an address it names",
     );
     const wrongName = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.other.example' });
-    expect((wrongName as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for api.other.example ' +
+    expect((wrongName.err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${wrongName.url} was not sent: the API server's certificate is not issued for api.other.example ` +
         '(ERR_TLS_CERT_ALTNAME_INVALID), the tls-server-name of cluster "prod" in the kubeconfig: it names DNS:api.cluster.example; ' +
         'set the tls-server-name to a name it holds',
     );
     // one that names addresses only: a tls-server-name (a host name) would not help
     const addressesOnly = await getError(ISSUED_CERT, { caData: base64(CA_CERT) }, { host: '127.0.0.2' });
-    expect((addressesOnly as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for 127.0.0.2 ' +
+    expect((addressesOnly.err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${addressesOnly.url} was not sent: the API server's certificate is not issued for 127.0.0.2 ` +
         '(ERR_TLS_CERT_ALTNAME_INVALID), the host of the server URL of cluster "prod" in the kubeconfig: it names IP Address:127.0.0.1; ' +
         'set its server to an address it names',
     );
     // the server's `{}` is no IPAddress: what matters is that it answered
     const fixed = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.cluster.example' });
-    expect((fixed as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+    expect((fixed.err as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
   });
 
   it("of a host a redirect led to: not said to be the API server's, nor the cluster's certificate-authority to blame", async () => {
@@ -195,9 +199,9 @@ describe('an API server whose certificate is not trusted', () => {
   });
 
   it('with @kubernetes/client-node 1.x too', async () => {
-    const err = await getError(SELF_SIGNED_CERT, {}, { Config: KubeConfig1 as unknown as typeof KubeConfig });
+    const { err, url } = await getError(SELF_SIGNED_CERT, {}, { Config: KubeConfig1 as unknown as typeof KubeConfig });
     expect((err as Error).message).toBe(
-      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${UNTRUSTED}: it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NO_CA}`,
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: ${UNTRUSTED}: it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NO_CA}`,
     );
   });
 });
@@ -235,7 +239,7 @@ describe('a store whose API server has a certificate it does not trust', () => {
       );
       expect(timedOut).toBeInstanceOf(SyncTimeoutError);
       const said =
-        "list ipaddresses.networking.k8s.io: the request was not sent: the API server's certificate is not trusted: it is self-signed " +
+        `list ipaddresses.networking.k8s.io: the request to ${double.url} was not sent: the API server's certificate is not trusted: it is self-signed ` +
         '(DEPTH_ZERO_SELF_SIGNED_CERT), and the certificate-authority of cluster "prod" in the kubeconfig is not the certificate authority ' +
         "that issued it: set it to the cluster's CA certificate";
       expect((timedOut as SyncTimeoutError).lastError?.message).toBe(said);

@@ -216,7 +216,9 @@ export class ApiRequests {
           if (code === 401 && redirected === undefined) forgetRefusedCredential(signal);
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
-            throw unansweredError(target, `${inUse === undefined ? '' : `cannot use ${inUse}: `}the request was not sent: ${problem}`, e);
+            // the server named as the command line names it: an application's logs may come from several clusters
+            const notSent = `the request to ${this.shownHost(redirected)} was not sent`;
+            throw unansweredError(target, `${inUse === undefined ? '' : `cannot use ${inUse}: `}${notSent}: ${problem}`, e);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
@@ -270,6 +272,15 @@ export class ApiRequests {
     return transportProblem(this.kc, err);
   }
 
+  /**
+   * The host a message names for a request that failed or went unanswered: the API server
+   * (`https://10.0.0.1:6443`, as `server` shows it), or the origin a redirect took the request to
+   * (`https://sso.example (where https://10.0.0.1:6443 redirected the request)`).
+   */
+  private shownHost(redirected: string | undefined): string {
+    return redirected === undefined ? this.server : `${redirected} (where ${this.server} redirected the request)`;
+  }
+
   /** Aborts every request in flight: each rejects with its own `reason()`, and its connection is dropped. */
   abortAll(reason: () => Error): void {
     for (const controller of [...this.inFlight]) controller.abort(reason());
@@ -295,7 +306,7 @@ export class ApiRequests {
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
     // not sent: the time went on the credentials, which only an exec plugin takes long to give
     const user = sent || this.kc === undefined ? undefined : execPluginUser(this.kc);
-    const from = redirected === undefined ? this.server : `${redirected} (where ${this.server} redirected the request)`;
+    const from = this.shownHost(redirected);
     // an answer that began says what it began with: a create answered 201 made the object
     return unansweredError(
       target,
