@@ -35,6 +35,11 @@ const NO_CA =
 const NOT_ITS_CA =
   'the certificate-authority-data of cluster "prod" in the kubeconfig is not the certificate authority that issued it: ' +
   "set it to the cluster's CA certificate";
+/** The same for a certificate whose issuer is not found at all: a missing intermediate certificate looks alike. */
+const NOT_ITS_CA_OR_NO_INTERMEDIATE =
+  'the certificate-authority-data of cluster "prod" in the kubeconfig is not the certificate authority that issued it, ' +
+  "or the server does not send the intermediate certificates between the two: set it to the cluster's CA certificate; " +
+  'if it is that already, add the intermediate certificates to it, or have the server send them after its own';
 /** Deno's TLS says a certificate out of its dates in the words of one whose issuer is unknown. */
 const OR_DATES = underDeno()
   ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
@@ -92,7 +97,20 @@ describe('an API server whose certificate is not trusted', () => {
       'issued by a CA it is sent without, another certificate-authority-data',
       ISSUED_CERT,
       { caData: base64(SERVER_CERT) },
-      `its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA}${OR_DATES}`,
+      `its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA_OR_NO_INTERMEDIATE}${OR_DATES}`,
+    ],
+    [
+      // Regression: said to be "not the certificate authority that issued it", which the root is not, though it is the right one
+      'issued by an intermediate CA it is sent without, the root CA as certificate-authority-data',
+      ISSUED_BY_INTERMEDIATE_CERT,
+      { caData: base64(CA_CERT) },
+      `its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA_OR_NO_INTERMEDIATE}${OR_DATES}`,
+    ],
+    [
+      'sent with an intermediate CA, another certificate-authority-data',
+      ISSUED_BY_INTERMEDIATE_CERT + INTERMEDIATE_CERT,
+      { caData: base64(SERVER_CERT) },
+      `its chain leads to a certificate authority that is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY), and ${NOT_ITS_CA}`,
     ],
     [
       'sent with the self-signed CA that issued it, no certificate-authority',
@@ -116,6 +134,17 @@ describe('an API server whose certificate is not trusted', () => {
     ]);
   });
 
+  it('a server that does not send its intermediate certificate is trusted once it sends it, or once the certificate-authority-data holds it', async () => {
+    for (const [chain, ca] of [
+      [ISSUED_BY_INTERMEDIATE_CERT + INTERMEDIATE_CERT, CA_CERT],
+      [ISSUED_BY_INTERMEDIATE_CERT, INTERMEDIATE_CERT + CA_CERT],
+    ]) {
+      // the server's `{}` is no IPAddress: what matters is that it answered
+      const { err } = await getError(chain!, { caData: base64(ca!) });
+      expect((err as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+    }
+  });
+
   it('expired, or not valid yet: said so where the TLS layer tells it apart (Node), never as a certificate-authority to set', async () => {
     for (const [chain, code, said] of [
       [
@@ -132,7 +161,7 @@ describe('an API server whose certificate is not trusted', () => {
       const { err, url } = await getError(chain, { caData: base64(CA_CERT) });
       expect(err, code).toBeInstanceOf(KubernetesApiError);
       const expected = underDeno()
-        ? `${UNTRUSTED}: its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA}${OR_DATES}`
+        ? `${UNTRUSTED}: its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA_OR_NO_INTERMEDIATE}${OR_DATES}`
         : `the API server's certificate ${said}`;
       expect((err as Error).message, code).toBe(
         `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: ${expected}`,

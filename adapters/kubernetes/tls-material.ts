@@ -157,7 +157,8 @@ interface AltnameMismatch {
 /**
  * Why the TLS layer did not trust the API server's certificate, and what to set in the kubeconfig,
  * when `err` failed on that check: its issuer (UNTRUSTED_ISSUER: set the cluster's
- * certificate-authority to the cluster's CA), its dates (OUT_OF_DATES: the server's to renew, or
+ * certificate-authority to the cluster's CA; when no issuer was found at all, the intermediate
+ * certificates the server may leave out, to add to it or to have the server send), its dates (OUT_OF_DATES: the server's to renew, or
  * the clock), or its names (ERR_TLS_CERT_ALTNAME_INVALID: the host asked for and the names it
  * holds, and the cluster's tls-server-name to set). Undefined for any other failure.
  * insecure-skip-tls-verify is never suggested: it trusts whoever answers.
@@ -200,10 +201,14 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
       underDeno() && code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
         ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
         : '';
-    return (
-      `${why}, and the ${field} of cluster ${name} in the kubeconfig is not the certificate authority that issued it: ` +
-      `set it to the cluster's CA certificate${orDates}`
-    );
+    // no issuer found at all: a right CA looks alike when the server leaves out the intermediate
+    // certificates between it and its own (a chain that leads to a CA names that CA's code)
+    const fix =
+      code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
+        ? ', or the server does not send the intermediate certificates between the two: ' +
+          "set it to the cluster's CA certificate; if it is that already, add the intermediate certificates to it, or have the server send them after its own"
+        : ": set it to the cluster's CA certificate";
+    return `${why}, and the ${field} of cluster ${name} in the kubeconfig is not the certificate authority that issued it${fix}${orDates}`;
   }
   return undefined;
 }
