@@ -189,18 +189,19 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
     }
     if (!Object.hasOwn(UNTRUSTED_ISSUER, code)) continue;
     const why = `the API server's certificate is not trusted: ${UNTRUSTED_ISSUER[code]} (${code})`;
-    const field = cluster.caFile ? 'certificate-authority' : cluster.caData ? 'certificate-authority-data' : undefined;
-    if (field === undefined) {
-      return (
-        `${why}, and cluster ${name} in the kubeconfig has no certificate-authority to check it with (only the runtime's trusted CAs were): ` +
-        "set its certificate-authority (a file) or certificate-authority-data (the file's content, base64) to the cluster's CA certificate"
-      );
-    }
-    // Deno's TLS says a certificate out of its dates as one whose issuer is unknown
+    // Deno's TLS says a certificate out of its dates as one whose issuer is unknown, with a CA set
+    // or not (one of a CA the runtime trusts too)
     const orDates =
       underDeno() && code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
         ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
         : '';
+    const field = cluster.caFile ? 'certificate-authority' : cluster.caData ? 'certificate-authority-data' : undefined;
+    if (field === undefined) {
+      return (
+        `${why}, and cluster ${name} in the kubeconfig has no certificate-authority to check it with (only the runtime's trusted CAs were): ` +
+        `set its certificate-authority (a file) or certificate-authority-data (the file's content, base64) to the cluster's CA certificate${orDates}`
+      );
+    }
     // no issuer found at all: a right CA looks alike when the server leaves out the intermediate
     // certificates between it and its own (a chain that leads to a CA names that CA's code)
     const fix =
