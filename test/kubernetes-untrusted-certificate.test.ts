@@ -2,6 +2,7 @@
 // certificate-authority in the kubeconfig, issued by another CA, expired, or for another name —
 // is said as such, with why and what to set in the kubeconfig: not as fetch's bare "self-signed
 // certificate (DEPTH_ZERO_SELF_SIGNED_CERT)", which says neither.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { underDeno } from '../adapters/peer-install.ts';
 import { KubernetesApiError, KubernetesStore, SyncTimeoutError } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
+import { startForwardProxy } from './doubles/forward-proxy.ts';
 import { base64, SERVER_CERT } from './k8s/tls.ts';
 import {
   CA_CERT,
@@ -303,5 +305,101 @@ describe('a store whose API server has a certificate it does not trust', () => {
         `${UNTRUSTED}: it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NO_CA}\n`,
     ]);
     expect(double.requests).toEqual([]);
+  });
+});
+
+describe('an https:// proxy whose certificate is not trusted', () => {
+  /** Where the runtime takes more trusted CAs, as the message says it for `ca` (the CA that issued the proxy's certificate). */
+  function addIt(ca: string, selfSigned: boolean): string {
+    return underDeno()
+      ? `pass ${ca} to Deno with --cert <file>, or name that PEM file in DENO_CERT or NODE_EXTRA_CA_CERTS` +
+          (selfSigned
+            ? '; Deno takes a self-signed certificate as its own CA only when it is not marked a CA (basicConstraints CA:FALSE)'
+            : '')
+      : `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`;
+  }
+
+  // Regression: said as "the connection to the proxy at … failed: self-signed certificate
+  // (DEPTH_ZERO_SELF_SIGNED_CERT)", with no word of what to do, nor that the cluster's CA is not used for it
+  it.each([
+    ['self-signed', SELF_SIGNED_CERT, 'DEPTH_ZERO_SELF_SIGNED_CERT', 'it is self-signed', ''],
+    [
+      'issued by a CA the runtime does not trust',
+      ISSUED_CERT,
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'its issuer is not a trusted certificate authority',
+      OR_DATES,
+    ],
+  ])("%s: said to be the proxy's, with where the runtime takes the CA that issued it", async (_what, cert, code, why, orDates) => {
+    const api = await startServerWith(ISSUED_CERT);
+    const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' }, tls: { cert, key: ISSUED_KEY } });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'prod', server: api.url, caData: base64(CA_CERT), proxyUrl: proxy.url }],
+      users: [{ name: 'dev', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+      currentContext: 'x',
+    });
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    try {
+      const err = await store.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const selfSigned = code === 'DEPTH_ZERO_SELF_SIGNED_CERT';
+      const ca = `the certificate of the CA that issued it${selfSigned ? ' (for a self-signed certificate, the certificate itself)' : ''}`;
+      expect((err as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${api.url} was not sent: the certificate of the proxy at ${proxy.url} ` +
+          `(proxy-url of cluster "prod" in the kubeconfig) is not trusted: ${why} (${code}); a proxy's certificate is checked against the ` +
+          `runtime's trusted CAs only, not with the cluster's certificate-authority (as kubectl checks it): ${addIt(ca, selfSigned)}${orDates}`,
+      );
+      expect(proxy.seen).toEqual([]);
+    } finally {
+      store.close();
+      api.close();
+      await proxy.close();
+    }
+  });
+
+  // What the message advises, for the runtime the test runs under: the proxy is then trusted, and
+  // the request goes through it to the API server
+  it('the CA that issued its certificate, given to the runtime as the message says, makes it trusted', async () => {
+    const api = await startServerWith(ISSUED_CERT);
+    const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' }, tls: { cert: ISSUED_CERT, key: ISSUED_KEY } });
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-proxy-ca-'));
+    const caFile = join(dir, 'proxy-ca.pem');
+    writeFileSync(caFile, CA_CERT);
+    const root = join(import.meta.dirname, '..');
+    const child = join(import.meta.dirname, 'k8s', 'proxy-get-child.ts');
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<string>((done, fail) =>
+        execFile(
+          process.execPath,
+          [...args, child, api.url, CA_CERT, proxy.url],
+          { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 50_000 },
+          (err, stdout, stderr) => (err === null ? done(stdout) : fail(new Error(`${err.message}\n${stderr}`))),
+        ),
+      );
+    // the server's `{}` is no IPAddress: what matters is that it answered, through the proxy
+    const answered = /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /;
+    try {
+      const runs = underDeno()
+        ? [
+            run(['run', '-A', '--cert', caFile], {}),
+            run(['run', '-A'], { DENO_CERT: caFile }),
+            run(['run', '-A'], { NODE_EXTRA_CA_CERTS: caFile }),
+          ]
+        : [run(['--import', 'tsx'], { NODE_EXTRA_CA_CERTS: caFile })];
+      for (const out of await Promise.all(runs)) expect(out).toMatch(answered);
+      // and without it, the same child is refused by the proxy's certificate
+      const without = await run(underDeno() ? ['run', '-A'] : ['--import', 'tsx'], {});
+      expect(without).toMatch(/ is not trusted: its issuer is not a trusted certificate authority \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\); /);
+      expect(proxy.seen.filter(({ line }) => line.startsWith('CONNECT ')).length).toBe(runs.length);
+    } finally {
+      api.close();
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

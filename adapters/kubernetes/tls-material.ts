@@ -88,6 +88,9 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (atProxy !== undefined && code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
       return `the proxy at ${shownProxy(proxy)} (${field}) did not answer in TLS (${code}): a plain http:// proxy on that port?`;
     }
+    if (atProxy !== undefined && code !== undefined && Object.hasOwn(UNTRUSTED_ISSUER, code)) {
+      return untrustedProxy(`${shownProxy(proxy)} (${field})`, code);
+    }
     if (atProxy !== undefined && (code === undefined || !Object.hasOwn(CONNECT_FAILURES, code))) {
       return `the connection to the proxy at ${shownProxy(proxy)} (${field}) failed: ${messages(atProxy)}`;
     }
@@ -129,10 +132,11 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
 }
 
 /**
- * Why the API server's certificate failed the TLS layer's check, by the code of the check (OpenSSL's
- * names, which Node and Deno both give), as the end of a sentence "the API server's certificate
- * is not trusted: …": each says it was checked against no CA but the runtime's when the cluster has
- * no certificate-authority (kubectl fails alike, "x509: certificate signed by unknown authority").
+ * Why the API server's (or an https:// proxy's) certificate failed the TLS layer's check, by the
+ * code of the check (OpenSSL's names, which Node and Deno both give), as the end of a sentence
+ * "the API server's certificate is not trusted: …": each says it was checked against no CA but the
+ * runtime's when the cluster has no certificate-authority (kubectl fails alike, "x509: certificate
+ * signed by unknown authority").
  */
 const UNTRUSTED_ISSUER: Record<string, string> = {
   DEPTH_ZERO_SELF_SIGNED_CERT: 'it is self-signed',
@@ -189,12 +193,7 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
     }
     if (!Object.hasOwn(UNTRUSTED_ISSUER, code)) continue;
     const why = `the API server's certificate is not trusted: ${UNTRUSTED_ISSUER[code]} (${code})`;
-    // Deno's TLS says a certificate out of its dates as one whose issuer is unknown, with a CA set
-    // or not (one of a CA the runtime trusts too)
-    const orDates =
-      underDeno() && code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
-        ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
-        : '';
+    const orDates = denoDatesHint(code);
     const field = cluster.caFile ? 'certificate-authority' : cluster.caData ? 'certificate-authority-data' : undefined;
     if (field === undefined) {
       return (
@@ -212,6 +211,39 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
     return `${why}, and the ${field} of cluster ${name} in the kubeconfig is not the certificate authority that issued it${fix}${orDates}`;
   }
   return undefined;
+}
+
+/**
+ * Deno's TLS says a certificate out of its dates as one whose issuer is unknown, with a CA set or
+ * not (one of a CA the runtime trusts too): the words to add to what is said of that code, under
+ * Deno; empty otherwise.
+ */
+function denoDatesHint(code: string): string {
+  return underDeno() && code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
+    ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
+    : '';
+}
+
+/**
+ * Why the certificate of an https:// proxy (`proxy`: its URL and where it is set) failed the TLS
+ * layer's check (`code`, one of UNTRUSTED_ISSUER's), and where to add the CA that issued it. The
+ * connection to the proxy (proxy-dispatch.ts) is checked against the runtime's trusted CAs alone,
+ * never with the cluster's certificate-authority, which kubectl applies to it too. Node adds to
+ * them the PEM file NODE_EXTRA_CA_CERTS names, read as it starts; Deno the file given with --cert,
+ * or named by DENO_CERT or NODE_EXTRA_CA_CERTS. Deno does not take a self-signed certificate
+ * marked as a CA (basicConstraints CA:TRUE) as its own authority, however it is given.
+ */
+function untrustedProxy(proxy: string, code: string): string {
+  const self = code === 'DEPTH_ZERO_SELF_SIGNED_CERT';
+  const ca = `the certificate of the CA that issued it${self ? ' (for a self-signed certificate, the certificate itself)' : ''}`;
+  const add = underDeno()
+    ? `pass ${ca} to Deno with --cert <file>, or name that PEM file in DENO_CERT or NODE_EXTRA_CA_CERTS` +
+      (self ? '; Deno takes a self-signed certificate as its own CA only when it is not marked a CA (basicConstraints CA:FALSE)' : '')
+    : `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`;
+  return (
+    `the certificate of the proxy at ${proxy} is not trusted: ${UNTRUSTED_ISSUER[code]} (${code}); a proxy's certificate is checked ` +
+    `against the runtime's trusted CAs only, not with the cluster's certificate-authority (as kubectl checks it): ${add}${denoDatesHint(code)}`
+  );
 }
 
 /**
