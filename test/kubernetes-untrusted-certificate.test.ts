@@ -147,6 +147,21 @@ describe('an API server whose certificate is not trusted', () => {
     }
   });
 
+  it('a certificate-authority-data of the intermediate CA alone: under Node, the root it leads to is said to be missing (Deno trusts it)', async () => {
+    // Regression: said as fetch's words only, "unable to get issuer certificate (UNABLE_TO_GET_ISSUER_CERT)"
+    const { err, url } = await getError(ISSUED_BY_INTERMEDIATE_CERT + INTERMEDIATE_CERT, { caData: base64(INTERMEDIATE_CERT) });
+    if (underDeno()) {
+      expect((err as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+      return;
+    }
+    expect((err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: ${UNTRUSTED}: ` +
+        'the certificate authority its chain leads to was found, but not the one that issued that (UNABLE_TO_GET_ISSUER_CERT), and ' +
+        'the certificate-authority-data of cluster "prod" in the kubeconfig holds an intermediate certificate authority without the root above it: ' +
+        "add the cluster's root CA certificate to it",
+    );
+  });
+
   it('expired, or not valid yet: said so where the TLS layer tells it apart (Node), never as a certificate-authority to set', async () => {
     for (const [chain, code, said] of [
       [

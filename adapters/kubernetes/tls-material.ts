@@ -143,6 +143,8 @@ const UNTRUSTED_ISSUER: Record<string, string> = {
   SELF_SIGNED_CERT_IN_CHAIN: 'its chain ends in a self-signed certificate authority that is not trusted',
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its issuer is not a trusted certificate authority',
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'its chain leads to a certificate authority that is not trusted',
+  // Node, a CA file of the intermediate alone (Deno's TLS trusts that chain)
+  UNABLE_TO_GET_ISSUER_CERT: 'the certificate authority its chain leads to was found, but not the one that issued that',
 };
 
 /** A certificate out of its dates, as the end of a sentence "the API server's certificate …": no CA makes it valid. */
@@ -208,6 +210,9 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
         ? ', or the server does not send the intermediate certificates between the two: ' +
           "set it to the cluster's CA certificate; if it is that already, add the intermediate certificates to it, or have the server send them after its own"
         : ": set it to the cluster's CA certificate";
+    if (code === 'UNABLE_TO_GET_ISSUER_CERT') {
+      return `${why}, and the ${field} of cluster ${name} in the kubeconfig holds an intermediate certificate authority without the root above it: add the cluster's root CA certificate to it`;
+    }
     return `${why}, and the ${field} of cluster ${name} in the kubeconfig is not the certificate authority that issued it${fix}${orDates}`;
   }
   return undefined;
