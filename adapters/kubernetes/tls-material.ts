@@ -181,14 +181,18 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
       const names = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : '';
       // the server's own text: escaped, and cut short (a certificate may name hundreds of hosts)
       const holds = names === '' ? 'it names no host (no subject alternative name)' : `it names ${showUnseen(cutMessage(names))}`;
+      // a tls-server-name is a host name (TLS's SNI carries no address): it helps only a certificate that names one
+      const namesHost = /(?:^|, )DNS:/.test(names);
       if (cluster.tlsServerName) {
+        const said = `the API server's certificate is not issued for ${asked}(${code}), the tls-server-name of cluster ${name} in the kubeconfig: ${holds}`;
+        if (namesHost || names === '') return `${said}; set the tls-server-name to a name it holds`;
+        // addresses only: no tls-server-name can match them, the server URL's host can
         return (
-          `the API server's certificate is not issued for ${asked}(${code}), the tls-server-name of cluster ${name} in the kubeconfig: ` +
-          `${holds}; set the tls-server-name to a name it holds`
+          `${said}, no host name (a tls-server-name is one); ` +
+          "remove the tls-server-name, so that it is checked against the server URL's host, and set the server to an address it names"
         );
       }
-      // a tls-server-name is a host name (TLS's SNI carries no address): it helps only a certificate that names one
-      const fix = /(?:^|, )DNS:/.test(names)
+      const fix = namesHost
         ? "set the cluster's tls-server-name to a name it holds, or its server to an address it names"
         : 'set its server to an address it names';
       return `the API server's certificate is not issued for ${asked}(${code}), the host of the server URL of cluster ${name} in the kubeconfig: ${holds}; ${fix}`;
