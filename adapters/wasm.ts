@@ -190,8 +190,8 @@ function readAsString(memory: WebAssembly.Memory, ptr: number): string {
 
 /**
  * What to say when the runtime offers no WebAssembly, naming the flags that remove it in the
- * runtime at hand: Node's `--jitless` and `--no-expose-wasm` (given on the command line or in
- * NODE_OPTIONS), Deno's `--v8-flags=--jitless` (or DENO_V8_FLAGS; Deno's V8 has no
+ * runtime at hand: Node's `--jitless` (given on the command line or in NODE_OPTIONS) and
+ * `--no-expose-wasm` (on the command line only: NODE_OPTIONS refuses it), Deno's `--v8-flags=--jitless` (or DENO_V8_FLAGS; Deno's V8 has no
  * --no-expose-wasm). Deno is told by its global `Deno`, checked first since Deno has a `process`
  * with `versions.node` too; Node by `process.versions.node` without Bun's `versions.bun`. Any other
  * runtime is named no flag, as none of these is its.
@@ -204,7 +204,7 @@ function noWebAssembly(): string {
   }
   const versions = g.process?.versions;
   if (typeof versions?.node === 'string' && versions.bun === undefined) {
-    return `${said} this Node process does not offer (started with --jitless or --no-expose-wasm, on the command line or in NODE_OPTIONS?)`;
+    return `${said} this Node process does not offer (started with --jitless, on the command line or in NODE_OPTIONS, or with --no-expose-wasm?)`;
   }
   return `${said} this JavaScript runtime does not offer`;
 }

@@ -94,4 +94,4 @@ export function xorshift(seed: number): () => number {
 export const NO_WASM =
   'Deno' in globalThis
     ? 'ipallocator needs WebAssembly, which this Deno process does not offer (started with --v8-flags=--jitless, or DENO_V8_FLAGS=--jitless?)'
-    : 'ipallocator needs WebAssembly, which this Node process does not offer (started with --jitless or --no-expose-wasm, on the command line or in NODE_OPTIONS?)';
+    : 'ipallocator needs WebAssembly, which this Node process does not offer (started with --jitless, on the command line or in NODE_OPTIONS, or with --no-expose-wasm?)';
