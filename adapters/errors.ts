@@ -80,9 +80,10 @@ export function nameErrorClasses(classes: Readonly<Record<string, abstract new (
 }
 
 /**
- * The `code` of every error class of the package, `ipallocator/kubernetes`'s included: what
- * `error.code` is typed as once `instanceof IPAllocatorError` holds, so that a switch over it
- * or a comparison with a misspelt code does not compile. Each class's own `code` is its literal
+ * The `code` of every IPAllocatorError class of the package, `ipallocator/kubernetes`'s included
+ * (KubernetesApiError is none: its `code` is the HTTP status): what `error.code` is typed as once
+ * `instanceof IPAllocatorError` holds, so that a switch over it or a comparison with a misspelt
+ * code does not compile. Each class's own `code` is its literal
  * (`ErrFull.code` is `'ERR_RANGE_FULL'`); a subclass of your own keeps the code of the class it
  * extends. Codes are added in minor versions, with the classes that carry them: a switch should
  * keep a `default` branch.
