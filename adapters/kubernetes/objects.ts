@@ -366,16 +366,6 @@ function labelValuesProblem(r: LabelRequirement): string | undefined {
   return undefined;
 }
 
-/** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. @internal */
-export function selectorFromLabels(labels: Readonly<Record<string, string>>): LabelSelector {
-  return parseLabelSelector(
-    Object.keys(labels)
-      .sort()
-      .map((k) => `${k}=${labels[k]}`)
-      .join(','),
-  );
-}
-
 /** @internal */
 export function matchesSelector(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
   if (!selector) return true;
