@@ -25,6 +25,7 @@ import { OPS, evaluateTargets, markdown, ratioBase, slowerBeyondNoise, targetsMa
 import { REJECTION_FLOOR } from '../bench/boundary.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { BenchCpu, parseCpuList } from '../bench/cpu.ts';
+import { readArgs, UsageError } from '../bench/args.ts';
 import { MAX_RETRIES, type RoundGate, SteadyGate } from '../bench/steady.ts';
 
 describe('fills', () => {
@@ -555,6 +556,30 @@ describe('svg writer', () => {
 });
 
 describe('npm run bench: its arguments', () => {
+  // Regression: `--filter=` read as no filter started a full run over the committed results, and
+  // `--out=` wrote its files as .json, .md and .svg in the working directory; bench:strategies
+  // refused an empty value, npm run bench took it. Both read their arguments here.
+  it.each([['--out='], ['--quick', '--filter='], ['--baseline=', '--smoke']])(
+    '%j: an empty value is refused, as a missing one is',
+    (...args) => {
+      const options = {
+        quick: { type: 'boolean' },
+        smoke: { type: 'boolean' },
+        out: { type: 'string' },
+        filter: { type: 'string' },
+        baseline: { type: 'string' },
+      } as const;
+      const name = args.find((a) => a.endsWith('='))!.slice(0, -1);
+      let thrown: unknown;
+      try {
+        readArgs(args, options, '[usage]');
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(UsageError);
+      expect((thrown as Error).message).toBe(`${name} needs a value`);
+    },
+  );
   // Regression: an argument it did not know was skipped, so a misspelt --quick started a full run
   // over the committed results (bench/results/latest.*); an invalid --filter ended in a stack trace.
   const usage = '[--quick | --smoke] [--filter <regex>] [--out <path-prefix>] [--cpu fastest|<n>] [--baseline <git-ref>]';

@@ -30,9 +30,6 @@ export function strategiesArgs(args: readonly string[]): StrategiesArgs {
     { quick: { type: 'boolean' }, seed: { type: 'string' }, out: { type: 'string' }, cpu: { type: 'string' } },
     USAGE,
   );
-  for (const name of ['seed', 'out', 'cpu'] as const) {
-    if (values[name] === '') throw new UsageError(`--${name} needs a value`);
-  }
   const quick = values.quick === true;
   // Each API server's random source is seeded from seed · 1000 + its number, which must stay an
   // exact integer in a double (below 2^53) for the servers' streams to differ; a seed below 2^32
