@@ -223,17 +223,17 @@ describe('an API server whose certificate is not trusted', () => {
 
   it('names addresses only, with a tls-server-name set: told to remove the tls-server-name, which no name it holds could match', async () => {
     // Regression: told to "set the tls-server-name to a name it holds", where it holds none
-    const err = await getError(ISSUED_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.cluster.example' });
+    const { err, url } = await getError(ISSUED_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.cluster.example' });
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for api.cluster.example ' +
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: the API server's certificate is not issued for api.cluster.example ` +
         '(ERR_TLS_CERT_ALTNAME_INVALID), the tls-server-name of cluster "prod" in the kubeconfig: it names IP Address:127.0.0.1, ' +
         "no host name (a tls-server-name is one); remove the tls-server-name, so that it is checked against the server URL's host, " +
         'and set the server to an address it names',
     );
     // the server's `{}` is no IPAddress: what matters is that it answered
     const fixed = await getError(ISSUED_CERT, { caData: base64(CA_CERT) });
-    expect((fixed as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+    expect((fixed.err as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
   });
 
   it("of a host a redirect led to: not said to be the API server's, nor the cluster's certificate-authority to blame", async () => {
