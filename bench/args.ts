@@ -29,11 +29,31 @@ export function readArgs<O extends NonNullable<ParseArgsConfig['options']>>(
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) throw e;
-    // parseArgs's message for a value that looks like an option spans three lines: its first says it
+    const missing = code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? missingValue(args, options) : undefined;
+    if (missing !== undefined) throw new UsageError(missing);
     throw new UsageError(`${(e as Error).message.split('\n')[0]!.replace(/\.$/, '')}; it takes ${usage}`);
   }
   for (const [name, value] of Object.entries(values)) {
     if (value === '') throw new UsageError(`--${name} needs a value`);
   }
   return values;
+}
+
+/**
+ * The option of `options` that takes a value and was given none, said as `--out needs a value`:
+ * at the end of `args`, or followed by a word that starts with a dash (`--out --quick`), which
+ * parseArgs refuses as "argument is ambiguous" (a value that starts with a dash is given as
+ * `--out=-x`). Found in the tokens of a lenient parse of the same arguments; undefined if none is.
+ */
+function missingValue(args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
+  for (const t of tokens) {
+    if (t.kind !== 'option' || options[t.name]?.type !== 'string') continue;
+    const needs = `--${t.name} needs a value`;
+    if (t.value === undefined) return needs;
+    if (!t.inlineValue && t.value.startsWith('-')) {
+      return `${needs}: it is followed by ${t.value} (a value that starts with a dash is written --${t.name}=<value>)`;
+    }
+  }
+  return undefined;
 }

@@ -587,7 +587,11 @@ describe('npm run bench: its arguments', () => {
     [['--quik'], `Unknown option '--quik'; it takes ${usage}`],
     [['--quick', '--seed', '7'], `Unknown option '--seed'; it takes ${usage}`],
     [['quick'], `Unexpected argument 'quick'. This command does not take positional arguments; it takes ${usage}`],
-    [['--smoke', '--out'], `Option '--out <value>' argument missing; it takes ${usage}`],
+    [['--smoke', '--out'], '--out needs a value'],
+    [
+      ['--smoke', '--filter', '-x'],
+      '--filter needs a value: it is followed by -x (a value that starts with a dash is written --filter=<value>)',
+    ],
     [['--quick', '--filter', '('], '--filter (: Invalid regular expression: /(/: Unterminated group'],
   ])(
     '%j: exit 2 and one line, before anything is measured',
