@@ -382,7 +382,7 @@ describe('an https:// proxy whose certificate is not trusted', () => {
       expect((err as Error).message).toBe(
         `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${api.url} was not sent: the certificate of the proxy at ${proxy.url} ` +
           `(proxy-url of cluster "prod" in the kubeconfig) is not trusted: ${why} (${code}); a proxy's certificate is checked against the ` +
-          `runtime's trusted CAs only, not with the cluster's certificate-authority (as kubectl checks it): ${addIt(ca, selfSigned)}${orDates}`,
+          `runtime's trusted CAs only, not with the cluster's certificate-authority, which kubectl checks it with: ${addIt(ca, selfSigned)}${orDates}`,
       );
       expect(proxy.seen).toEqual([]);
     } finally {

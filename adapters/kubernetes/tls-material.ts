@@ -251,7 +251,7 @@ function untrustedProxy(proxy: string, code: string): string {
     : `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`;
   return (
     `the certificate of the proxy at ${proxy} is not trusted: ${UNTRUSTED_ISSUER[code]} (${code}); a proxy's certificate is checked ` +
-    `against the runtime's trusted CAs only, not with the cluster's certificate-authority (as kubectl checks it): ${add}${denoDatesHint(code)}`
+    `against the runtime's trusted CAs only, not with the cluster's certificate-authority, which kubectl checks it with: ${add}${denoDatesHint(code)}`
   );
 }
 
