@@ -48,32 +48,43 @@ const OR_DATES = underDeno()
   : '';
 
 /**
- * What a get through a server presenting `chain` (on `host`, default 127.0.0.1) settles with, the
- * kubeconfig's cluster having `cluster`'s TLS fields, read by `Config` (default client-node 2.x's),
- * and the server's URL.
+ * What a get from the API server at `url` settles with (its error, or `{ resolved }`), the
+ * kubeconfig's cluster having `cluster`'s fields (TLS, proxy-url), read by `Config` (default
+ * client-node 2.x's).
  */
-async function getError(
-  chain: string,
-  cluster: { caData?: string; tlsServerName?: string },
-  { Config = KubeConfig, host }: { Config?: typeof KubeConfig; host?: string } = {},
-): Promise<{ err: unknown; url: string }> {
-  const server = await startServerWith(chain, host);
+async function getFrom(
+  url: string,
+  cluster: { caData?: string; tlsServerName?: string; proxyUrl?: string },
+  Config: typeof KubeConfig = KubeConfig,
+): Promise<unknown> {
   const kc = new Config();
   kc.loadFromOptions({
-    clusters: [{ name: 'prod', server: server.url, ...cluster }],
+    clusters: [{ name: 'prod', server: url, ...cluster }],
     users: [{ name: 'dev', token: 't' }],
     contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
     currentContext: 'x',
   });
   const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
   try {
-    const err = await store.get('10.0.0.1').then(
+    return await store.get('10.0.0.1').then(
       (value) => ({ resolved: value }),
       (e: unknown) => e,
     );
-    return { err, url: server.url };
   } finally {
     store.close();
+  }
+}
+
+/** getFrom a server presenting `chain` (on `host`, default 127.0.0.1): its answer, and the server's URL. */
+async function getError(
+  chain: string,
+  cluster: { caData?: string; tlsServerName?: string },
+  { Config = KubeConfig, host }: { Config?: typeof KubeConfig; host?: string } = {},
+): Promise<{ err: unknown; url: string }> {
+  const server = await startServerWith(chain, host);
+  try {
+    return { err: await getFrom(server.url, cluster, Config), url: server.url };
+  } finally {
     server.close();
   }
 }
@@ -243,25 +254,13 @@ describe('an API server whose certificate is not trusted', () => {
     );
     await new Promise<void>((resolve) => apiServer.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(apiServer.address() as AddressInfo).port}`;
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'prod', server: url, caData: base64(CA_CERT) }],
-      users: [{ name: 'dev', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
-      currentContext: 'x',
-    });
-    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
     try {
-      const err = await store.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await getFrom(url, { caData: base64(CA_CERT) });
       expect((err as Error).message).toBe(
         `get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT) ` +
           `(${other.url}, where the API server at ${url} redirected the request)`,
       );
     } finally {
-      store.close();
       other.close();
       apiServer.closeAllConnections();
       apiServer.close();
@@ -363,19 +362,8 @@ describe('an https:// proxy whose certificate is not trusted', () => {
   ])("%s: said to be the proxy's, with where the runtime takes the CA that issued it", async (_what, cert, code, why, orDates) => {
     const api = await startServerWith(ISSUED_CERT);
     const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' }, tls: { cert, key: ISSUED_KEY } });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'prod', server: api.url, caData: base64(CA_CERT), proxyUrl: proxy.url }],
-      users: [{ name: 'dev', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
-      currentContext: 'x',
-    });
-    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
     try {
-      const err = await store.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await getFrom(api.url, { caData: base64(CA_CERT), proxyUrl: proxy.url });
       expect(err).toBeInstanceOf(KubernetesApiError);
       const selfSigned = code === 'DEPTH_ZERO_SELF_SIGNED_CERT';
       const ca = `the certificate of the CA that issued it${selfSigned ? ' (for a self-signed certificate, the certificate itself)' : ''}`;
@@ -386,7 +374,6 @@ describe('an https:// proxy whose certificate is not trusted', () => {
       );
       expect(proxy.seen).toEqual([]);
     } finally {
-      store.close();
       api.close();
       await proxy.close();
     }
