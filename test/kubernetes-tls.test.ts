@@ -14,7 +14,7 @@ import { KubeconfigCredentialError, KubernetesApiError, KubernetesStore } from '
 import { transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
-import { closedPort } from './k8s/helpers.ts';
+import { closedPort, settledGet } from './k8s/helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 
 describe('a kubeconfig whose TLS material or proxy is wrong', () => {
@@ -27,26 +27,14 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
   });
 
   /** What a get through the server with this cluster and user material settles with. */
-  async function getError(
+  function getError(
     cluster: { caData?: string; caFile?: string; proxyUrl?: string },
     user: { certData?: string; keyData?: string },
   ): Promise<unknown> {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'prod', server: server.url, caData: base64(SERVER_CERT), ...cluster }],
-      users: [{ name: 'dev', certData: base64(CLIENT_CERT), keyData: base64(CLIENT_KEY), ...user }],
-      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
-      currentContext: 'x',
-    });
-    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
-    try {
-      return await store.get('10.0.0.1').then(
-        (value) => ({ resolved: value }),
-        (err: unknown) => err,
-      );
-    } finally {
-      store.close();
-    }
+    return settledGet(
+      { server: server.url, caData: base64(SERVER_CERT), ...cluster },
+      { certData: base64(CLIENT_CERT), keyData: base64(CLIENT_KEY), ...user },
+    );
   }
 
   // Regression: each was said as the request's own failure, e.g. "fetch failed:

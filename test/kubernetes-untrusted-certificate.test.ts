@@ -16,6 +16,7 @@ import { KubernetesApiError, KubernetesStore, SyncTimeoutError } from '../adapte
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
 import { startForwardProxy } from './doubles/forward-proxy.ts';
+import { settledGet } from './k8s/helpers.ts';
 import { base64, SERVER_CERT } from './k8s/tls.ts';
 import {
   CA_CERT,
@@ -47,35 +48,7 @@ const OR_DATES = underDeno()
   ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
   : '';
 
-/**
- * What a get from the API server at `url` settles with (its error, or `{ resolved }`), the
- * kubeconfig's cluster having `cluster`'s fields (TLS, proxy-url), read by `Config` (default
- * client-node 2.x's).
- */
-async function getFrom(
-  url: string,
-  cluster: { caData?: string; tlsServerName?: string; proxyUrl?: string },
-  Config: typeof KubeConfig = KubeConfig,
-): Promise<unknown> {
-  const kc = new Config();
-  kc.loadFromOptions({
-    clusters: [{ name: 'prod', server: url, ...cluster }],
-    users: [{ name: 'dev', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
-    currentContext: 'x',
-  });
-  const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
-  try {
-    return await store.get('10.0.0.1').then(
-      (value) => ({ resolved: value }),
-      (e: unknown) => e,
-    );
-  } finally {
-    store.close();
-  }
-}
-
-/** getFrom a server presenting `chain` (on `host`, default 127.0.0.1): its answer, and the server's URL. */
+/** settledGet from a server presenting `chain` (on `host`, default 127.0.0.1): its answer, and the server's URL. */
 async function getError(
   chain: string,
   cluster: { caData?: string; tlsServerName?: string },
@@ -83,7 +56,7 @@ async function getError(
 ): Promise<{ err: unknown; url: string }> {
   const server = await startServerWith(chain, host);
   try {
-    return { err: await getFrom(server.url, cluster, Config), url: server.url };
+    return { err: await settledGet({ server: server.url, ...cluster }, { token: 't' }, Config), url: server.url };
   } finally {
     server.close();
   }
@@ -255,7 +228,7 @@ describe('an API server whose certificate is not trusted', () => {
     await new Promise<void>((resolve) => apiServer.listen(0, '127.0.0.1', resolve));
     const url = `https://127.0.0.1:${(apiServer.address() as AddressInfo).port}`;
     try {
-      const err = await getFrom(url, { caData: base64(CA_CERT) });
+      const err = await settledGet({ server: url, caData: base64(CA_CERT) }, { token: 't' });
       expect((err as Error).message).toBe(
         `get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT) ` +
           `(${other.url}, where the API server at ${url} redirected the request)`,
@@ -363,7 +336,7 @@ describe('an https:// proxy whose certificate is not trusted', () => {
     const api = await startServerWith(ISSUED_CERT);
     const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' }, tls: { cert, key: ISSUED_KEY } });
     try {
-      const err = await getFrom(api.url, { caData: base64(CA_CERT), proxyUrl: proxy.url });
+      const err = await settledGet({ server: api.url, caData: base64(CA_CERT), proxyUrl: proxy.url }, { token: 't' });
       expect(err).toBeInstanceOf(KubernetesApiError);
       const selfSigned = code === 'DEPTH_ZERO_SELF_SIGNED_CERT';
       const ca = `the certificate of the CA that issued it${selfSigned ? ' (for a self-signed certificate, the certificate itself)' : ''}`;

@@ -1,4 +1,5 @@
 // Small helpers for the Kubernetes store tests.
+import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import type { IPAddressRecord, StoreCache, StoreWatcher } from '../../adapters/store.ts';
 import { kubeConfigFor } from './kubeconfig.ts';
@@ -20,6 +21,34 @@ export async function authorizationsOfOneGet(
     store.close();
   }
   return double.requests.map((r) => r.authorization);
+}
+
+/**
+ * What a get('10.0.0.1') settles with — its error, or `{ resolved }` — by a KubernetesStore that
+ * starts no watch, over a kubeconfig (read by `Config`, default client-node 2.x's) whose one
+ * context is `cluster` (named "prod", as messages say it) and `user`.
+ */
+export async function settledGet(
+  cluster: { server: string; caData?: string; caFile?: string; tlsServerName?: string; proxyUrl?: string },
+  user: { token?: string; certData?: string; keyData?: string },
+  Config: typeof KubeConfig = KubeConfig,
+): Promise<unknown> {
+  const kc = new Config();
+  kc.loadFromOptions({
+    clusters: [{ name: 'prod', ...cluster }],
+    users: [{ name: 'dev', ...user }],
+    contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+    currentContext: 'x',
+  });
+  const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+  try {
+    return await store.get('10.0.0.1').then(
+      (value) => ({ resolved: value }),
+      (e: unknown) => e,
+    );
+  } finally {
+    store.close();
+  }
 }
 
 /**
