@@ -17,12 +17,18 @@
 // written here rather than kept in adapters/: Deno has the symbols built in, and JSR refuses
 // global augmentation in a published module.
 //
+// A declaration file that no entry point reaches is deleted: what a module whose exports are all
+// @internal compiles to (a bare `export {}`), and the commands' (they export nothing). From the
+// "types" of each entry point of package.json's "exports", the relative specifiers of each
+// declaration are followed (import, export … from, import('…'), /// <reference path>); the
+// package ships only the declarations a user's TypeScript can read.
+//
 // tsc keeps the doc comment of a private member in its declaration (`private taken;`): notes for
 // maintainers, about code users never call, that "go to definition" shows them. They are dropped
 // from the .d.ts (the member stays: it keeps the class nominal).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,6 +72,28 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
     rewritten += 1;
   }
 }
+
+// from './x.js' | import('./x.js') | import './x.js' | /// <reference path="./x.d.ts" />, once rewritten
+const REFERENCE = /(?:(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"])|(?:<reference path="([^"]+)")/g;
+const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const reached = new Set();
+const queue = Object.values(exports).flatMap((entry) => (typeof entry === 'object' ? [resolve(root, entry.types)] : []));
+for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+  if (reached.has(file)) continue;
+  if (!existsSync(file)) throw new Error(`build-dist: ${relative(root, file)} is reached from an entry point but was not written`);
+  reached.add(file);
+  for (const [, specifier, reference] of readFileSync(file, 'utf8').matchAll(REFERENCE)) {
+    queue.push(resolve(dirname(file), specifier?.replace(/\.js$/, '.d.ts') ?? reference));
+  }
+}
+let pruned = 0;
+for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+  const file = join(entry.parentPath ?? entry.path, entry.name);
+  if (entry.isFile() && entry.name.endsWith('.d.ts') && !reached.has(file)) {
+    rmSync(file);
+    pruned += 1;
+  }
+}
 console.log(
-  `build-dist: dist/ written; ${rewritten} declaration files rewritten (.ts specifiers to .js, private members' doc comments dropped)`,
+  `build-dist: dist/ written; ${rewritten} declaration files rewritten (.ts specifiers to .js, private members' doc comments dropped), ${pruned} that no entry point reaches deleted`,
 );

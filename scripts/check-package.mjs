@@ -3,7 +3,8 @@
 //   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md
 //      and the documents it links (its docs/ pages and what they link), and package.json without
 //      its scripts, which are for a checkout (scripts/pack-manifest.mjs);
-//      the checkout's package.json is as it was after packing
+//      the checkout's package.json is as it was after packing; each declaration file in it is one
+//      that TypeScript reads for an app importing every entry point
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
 //   3. a fresh app (scripts/consumers/) installs the tarball, npm saying nothing of install scripts, and
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
@@ -117,6 +118,8 @@ function documentedExamples() {
 }
 
 let tarball = '';
+/** The paths of the files in the tarball, as npm lists them (dist/adapters/index.js, …). */
+let packedFiles = [];
 step('npm pack: exactly what runs', () => {
   const before = readFileSync(join(root, 'package.json'), 'utf8');
   // the scripts' output (the build's) goes to npm's log, not into the JSON on standard output
@@ -131,6 +134,7 @@ step('npm pack: exactly what runs', () => {
     throw new Error(`the packed package.json is not package.json without "scripts": it has ${found}`);
   }
   const files = info.files.map((f) => f.path);
+  packedFiles = files;
   const required = ['LICENSE', 'README.md', 'package.json', 'dist/adapters/generated/core-wasm.inline.js'];
   for (const entry of Object.values(pkg.exports)) {
     if (typeof entry === 'string') continue;
@@ -224,6 +228,32 @@ const entries = Object.keys(pkg.exports).filter((e) => e !== './package.json');
 for (const entry of Object.keys(PEER_TYPES)) {
   if (!entries.includes(entry)) throw new Error(`PEER_TYPES names ${entry}, which package.json "exports" does not have`);
 }
+
+// Each declaration file shipped is one that TypeScript reads for an app importing every entry
+// point (the files of its program), and none other: a module whose exports are all @internal
+// compiles to a bare `export {}` that no entry point imports, and the commands export nothing.
+step('declarations: each one shipped is reached from an entry point', () => {
+  writeFileSync(join(app, 'every-entry.ts'), entries.map((e) => `export * from '${specifier(e)}';\n`).join(''));
+  writeFileSync(
+    join(app, 'tsconfig.every-entry.json'),
+    JSON.stringify({ compilerOptions: { ...APP_COMPILER_OPTIONS, noEmit: true, lib: ['ES2022'], types: [] }, files: ['every-entry.ts'] }),
+  );
+  const listed = run(process.execPath, [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.every-entry.json', '--listFilesOnly'], app);
+  const prefix = `node_modules/${pkg.name}/`;
+  const reached = new Set(
+    listed
+      .split('\n')
+      .map((f) => f.replaceAll('\\', '/'))
+      .filter((f) => f.includes(`/${prefix}`))
+      .map((f) => f.slice(f.lastIndexOf(`/${prefix}`) + prefix.length + 1)),
+  );
+  const shipped = packedFiles.filter((f) => f.endsWith('.d.ts'));
+  const unreached = shipped.filter((f) => !reached.has(f));
+  if (shipped.length === 0 || unreached.length > 0) {
+    throw new Error(`${unreached.length} of ${shipped.length} declaration files no entry point reaches: ${unreached.join(', ') || '-'}`);
+  }
+  return `${shipped.length} declaration files`;
+});
 
 // Before prom-client is installed: an unresolved import of it in a declaration fails here, while
 // an app with skipLibCheck on would silently get `any` in its place.
