@@ -10,7 +10,7 @@
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
 //        its types (all but ipallocator/metrics, which imports prom-client) type-check without it
 //      - from ESM and from CommonJS require(): runs every entry point; its commands print --help
-//      - type-checks under node16, nodenext and bundler with TypeScript 5.0 and the current one,
+//      - type-checks under node16, nodenext and bundler with TypeScript 5.0, the current 5.x and 7,
 //        lib ES2022 only (no DOM, no @types/node), skipLibCheck off; a .cts file require()s it
 //      - type-checks every entry point of "exports" alone, as the README's Install section promises:
 //        lib ES2022 + ESNext.Disposable, types [], skipLibCheck off, and no optional peer installed
@@ -186,6 +186,8 @@ const compilers = [
   // The app's own TypeScript (scripts/consumers/package.json pins 5.0, the oldest we support).
   ['5.0', join(app, 'node_modules', 'typescript', 'bin', 'tsc')],
   [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
+  // TypeScript 7, the native compiler, which `npm install typescript` now gives an app.
+  ['7', join(app, 'node_modules', 'typescript-7', 'bin', 'tsc')],
 ];
 // Each entry point of "exports" alone, in an app with no DOM lib and no @types/node (types: [],
 // lib ES2022 + ESNext.Disposable, which TypeScript 5.2+ has) and skipLibCheck off, so that every
