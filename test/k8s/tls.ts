@@ -1,18 +1,19 @@
 // TLS material for tests: an API server's self-signed certificate for 127.0.0.1 and its key, a
-// client certificate with its key, and a key that belongs to neither (P-256, valid for 100 years;
-// made with openssl req -x509 -newkey ec). Test material only: it secures nothing.
+// client certificate with its key, and a key that belongs to neither (P-256; self-signed with openssl
+// ca -selfsign -startdate/-enddate, valid from 2020-01-01 to 2120-01-01, so that a machine whose clock
+// is years behind or ahead takes them too). Test material only: it secures nothing.
 import { createServer, type Server } from 'node:https';
 
 export const SERVER_CERT = `-----BEGIN CERTIFICATE-----
-MIIBkDCCATagAwIBAgIUHnkfCGeJ0m59rPmGMsPpOc56MDAwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTIwNTA4NTkxOVoYDzIxMjYxMTEx
-MDg1OTE5WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAATD5agVTj1ZhJdIsHZhSvTWc3RvpcQZm+nx+Aok+D5eIrdPtdVNnuTT
-htCy1A8VYNv7CfC8p/FOFVIgr+2iHVDgo2QwYjAdBgNVHQ4EFgQUEJ8/56Fn3BVb
-qImbf3z6d5bJk8YwHwYDVR0jBBgwFoAUEJ8/56Fn3BVbqImbf3z6d5bJk8YwDwYD
-VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0gAMEUC
-IGcaLQRywtSCWFiyAxYAul4XAvVJwPA/kKjiDfhkmMPIAiEA+Frz9yo+cxdCFREo
-BnchJtO+NYaYrEiyGH7NNctb0G0=
+MIIBfTCCASOgAwIBAgIBDDAKBggqhkjOPQQDAjAUMRIwEAYDVQQDDAkxMjcuMC4w
+LjEwIBcNMjAwMTAxMDAwMDAwWhgPMjEyMDAxMDEwMDAwMDBaMBQxEjAQBgNVBAMM
+CTEyNy4wLjAuMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABMPlqBVOPVmEl0iw
+dmFK9NZzdG+lxBmb6fH4CiT4Pl4it0+11U2e5NOG0LLUDxVg2/sJ8Lyn8U4VUiCv
+7aIdUOCjZDBiMB0GA1UdDgQWBBQQnz/noWfcFVuoiZt/fPp3lsmTxjAfBgNVHSME
+GDAWgBQQnz/noWfcFVuoiZt/fPp3lsmTxjAPBgNVHRMBAf8EBTADAQH/MA8GA1Ud
+EQQIMAaHBH8AAAEwCgYIKoZIzj0EAwIDSAAwRQIgZRdiCe/8SGMYcoAKvpENfnKM
+m1RLFvOs0VjXcUhuT4ECIQCwggm3OnpLXxW8kzQM2Ai6zN9SkOk13EVc7PdCM7ry
+QA==
 -----END CERTIFICATE-----
 `;
 export const SERVER_KEY = `-----BEGIN PRIVATE KEY-----
@@ -22,14 +23,14 @@ m+nx+Aok+D5eIrdPtdVNnuTThtCy1A8VYNv7CfC8p/FOFVIgr+2iHVDg
 -----END PRIVATE KEY-----
 `;
 export const CLIENT_CERT = `-----BEGIN CERTIFICATE-----
-MIIBeDCCAR+gAwIBAgIUHFNbeNVo431kxE1vaKpoy1Vsus4wCgYIKoZIzj0EAwIw
-ETEPMA0GA1UEAwwGdGVzdGVyMCAXDTI2MTIwNTA4NTkyMFoYDzIxMjYxMTExMDg1
-OTIwWjARMQ8wDQYDVQQDDAZ0ZXN0ZXIwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNC
-AAQ9DuecoaJbF/UEgRbY2taRlfMVfwDydmmCpy4qSyelohsnfcPozAyI7s6yCo+p
-Ave8Jo+n8SxgM7y8rssLJtZoo1MwUTAdBgNVHQ4EFgQUB7M2r4kbLSG0Qdc6ZKVN
-oOPkB44wHwYDVR0jBBgwFoAUB7M2r4kbLSG0Qdc6ZKVNoOPkB44wDwYDVR0TAQH/
-BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiA9kORwxtmQBQ5/aXeN7XCt0JOGgJCG
-EFRvB1g4ABVG0AIgXrExaYjNgrw1KqC1s6er+F0vitvGNmTZ+ibEm+qjB5Q=
+MIIBZjCCAQygAwIBAgIBDTAKBggqhkjOPQQDAjARMQ8wDQYDVQQDDAZ0ZXN0ZXIw
+IBcNMjAwMTAxMDAwMDAwWhgPMjEyMDAxMDEwMDAwMDBaMBExDzANBgNVBAMMBnRl
+c3RlcjBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABD0O55yholsX9QSBFtja1pGV
+8xV/APJ2aYKnLipLJ6WiGyd9w+jMDIjuzrIKj6kC97wmj6fxLGAzvLyuywsm1mij
+UzBRMB0GA1UdDgQWBBQHszaviRstIbRB1zpkpU2g4+QHjjAfBgNVHSMEGDAWgBQH
+szaviRstIbRB1zpkpU2g4+QHjjAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMC
+A0gAMEUCIHUFmhgEkhjG8v+4QZvc9VsPQNAOUIkL8PXck6H4wfGMAiEAgqFrcquw
+n/ATpkw3QRtuOqat1exUtOX8oE8B85s2bUw=
 -----END CERTIFICATE-----
 `;
 export const CLIENT_KEY = `-----BEGIN PRIVATE KEY-----
