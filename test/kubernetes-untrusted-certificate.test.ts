@@ -23,10 +23,12 @@ import {
   EXPIRED_CERT,
   INTERMEDIATE_CERT,
   ISSUED_BY_INTERMEDIATE_CERT,
+  ISSUED_BY_SECOND_INTERMEDIATE_CERT,
   ISSUED_CERT,
   ISSUED_KEY,
   NOT_YET_VALID_CERT,
   OTHER_NAME_CERT,
+  SECOND_INTERMEDIATE_CERT,
   SELF_SIGNED_CERT,
   startServerWith,
 } from './k8s/untrusted-tls.ts';
@@ -43,6 +45,11 @@ const NOT_ITS_CA_OR_NO_INTERMEDIATE =
   'the certificate-authority-data of cluster "prod" in the kubeconfig is not the certificate authority that issued it, ' +
   "or the server does not send the intermediate certificates between the two: set it to the cluster's CA certificate; " +
   'if it is that already, add the intermediate certificates to it, or have the server send them after its own';
+/** The same for a chain sent that leads to no CA: an intermediate certificate left out of it looks alike. */
+const NOT_ITS_CA_OR_NOT_ALL_INTERMEDIATES =
+  'the certificate-authority-data of cluster "prod" in the kubeconfig is not the certificate authority that issued it, ' +
+  "or the server does not send all the intermediate certificates between the two: set it to the cluster's CA certificate; " +
+  'if it is that already, add the missing intermediate certificates to it, or have the server send them after its own';
 /** Deno's TLS says a certificate out of its dates in the words of one whose issuer is unknown. */
 const OR_DATES = underDeno()
   ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
@@ -96,7 +103,14 @@ describe('an API server whose certificate is not trusted', () => {
       'sent with an intermediate CA, another certificate-authority-data',
       ISSUED_BY_INTERMEDIATE_CERT + INTERMEDIATE_CERT,
       { caData: base64(SERVER_CERT) },
-      `its chain leads to a certificate authority that is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY), and ${NOT_ITS_CA}`,
+      `its chain leads to a certificate authority that is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY), and ${NOT_ITS_CA_OR_NOT_ALL_INTERMEDIATES}`,
+    ],
+    [
+      // Regression: said to be "not the certificate authority that issued it" only, though it is the right one
+      'issued by the second of two intermediate CAs, sent with that one only, the root CA as certificate-authority-data',
+      ISSUED_BY_SECOND_INTERMEDIATE_CERT + SECOND_INTERMEDIATE_CERT,
+      { caData: base64(CA_CERT) },
+      `its chain leads to a certificate authority that is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY), and ${NOT_ITS_CA_OR_NOT_ALL_INTERMEDIATES}`,
     ],
     [
       'sent with the self-signed CA that issued it, no certificate-authority',
@@ -120,10 +134,12 @@ describe('an API server whose certificate is not trusted', () => {
     ]);
   });
 
-  it('a server that does not send its intermediate certificate is trusted once it sends it, or once the certificate-authority-data holds it', async () => {
+  it('a server that does not send its intermediate certificates is trusted once it sends them, or once the certificate-authority-data holds them', async () => {
     for (const [chain, ca] of [
       [ISSUED_BY_INTERMEDIATE_CERT + INTERMEDIATE_CERT, CA_CERT],
       [ISSUED_BY_INTERMEDIATE_CERT, INTERMEDIATE_CERT + CA_CERT],
+      [ISSUED_BY_SECOND_INTERMEDIATE_CERT + SECOND_INTERMEDIATE_CERT + INTERMEDIATE_CERT, CA_CERT],
+      [ISSUED_BY_SECOND_INTERMEDIATE_CERT + SECOND_INTERMEDIATE_CERT, INTERMEDIATE_CERT + CA_CERT],
     ]) {
       // the server's `{}` is no IPAddress: what matters is that it answered
       const { err } = await getError(chain!, { caData: base64(ca!) });

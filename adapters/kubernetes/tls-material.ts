@@ -147,6 +147,18 @@ const UNTRUSTED_ISSUER: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT: 'the certificate authority its chain leads to was found, but not the one that issued that',
 };
 
+/**
+ * The codes of UNTRUSTED_ISSUER a right certificate-authority gives too, when the server leaves
+ * out intermediate certificates between its own and the CA: all of them (no issuer found at all),
+ * or some (the chain sent leads to a CA that is not trusted: the issuer of one it left out). What
+ * it does not send and what to add, as the ends of "the server does not send …" and "add … to it".
+ * A chain that ends in a self-signed CA (SELF_SIGNED_CERT_IN_CHAIN) is whole.
+ */
+const MISSING_INTERMEDIATES: Record<string, { notSent: string; add: string }> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: { notSent: 'the intermediate certificates', add: 'the intermediate certificates' },
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: { notSent: 'all the intermediate certificates', add: 'the missing intermediate certificates' },
+};
+
 /** A certificate out of its dates, as the end of a sentence "the API server's certificate …": no CA makes it valid. */
 const OUT_OF_DATES: Record<string, string> = {
   CERT_HAS_EXPIRED:
@@ -163,11 +175,11 @@ interface AltnameMismatch {
 /**
  * Why the TLS layer did not trust the API server's certificate, and what to set in the kubeconfig,
  * when `err` failed on that check: its issuer (UNTRUSTED_ISSUER: set the cluster's
- * certificate-authority to the cluster's CA; when no issuer was found at all, the intermediate
- * certificates the server may leave out, to add to it or to have the server send), its dates (OUT_OF_DATES: the server's to renew, or
- * the clock), or its names (ERR_TLS_CERT_ALTNAME_INVALID: the host asked for and the names it
- * holds, and the cluster's tls-server-name to set). Undefined for any other failure.
- * insecure-skip-tls-verify is never suggested: it trusts whoever answers.
+ * certificate-authority to the cluster's CA; or, MISSING_INTERMEDIATES, the intermediate
+ * certificates the server may leave out, to add to it or to have the server send), its dates
+ * (OUT_OF_DATES: the server's to renew, or the clock), or its names (ERR_TLS_CERT_ALTNAME_INVALID:
+ * the host asked for and the names it holds, and the cluster's tls-server-name to set). Undefined
+ * for any other failure. insecure-skip-tls-verify is never suggested: it trusts whoever answers.
  */
 function untrustedCertificate(err: unknown, cluster: Cluster): string | undefined {
   const name = quoteText(cluster.name);
@@ -207,13 +219,13 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
         `set its certificate-authority (a file) or certificate-authority-data (the file's content, base64) to the cluster's CA certificate${orDates}`
       );
     }
-    // no issuer found at all: a right CA looks alike when the server leaves out the intermediate
-    // certificates between it and its own (a chain that leads to a CA names that CA's code)
+    // a right CA looks alike when the server leaves out intermediate certificates
+    const missing = Object.hasOwn(MISSING_INTERMEDIATES, code) ? MISSING_INTERMEDIATES[code] : undefined;
     const fix =
-      code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
-        ? ', or the server does not send the intermediate certificates between the two: ' +
-          "set it to the cluster's CA certificate; if it is that already, add the intermediate certificates to it, or have the server send them after its own"
-        : ": set it to the cluster's CA certificate";
+      missing === undefined
+        ? ": set it to the cluster's CA certificate"
+        : `, or the server does not send ${missing.notSent} between the two: set it to the cluster's CA certificate; ` +
+          `if it is that already, add ${missing.add} to it, or have the server send them after its own`;
     if (code === 'UNABLE_TO_GET_ISSUER_CERT') {
       return `${why}, and the ${field} of cluster ${name} in the kubeconfig holds an intermediate certificate authority without the root above it: add the cluster's root CA certificate to it`;
     }

@@ -1,10 +1,10 @@
 // TLS material for tests of an API server whose certificate the client does not trust: a
-// certificate authority, an intermediate it signed, and server certificates for 127.0.0.1 (or
-// another name) issued by them or self-signed, one key for all of them (P-256; made with openssl req
-// and openssl ca -startdate/-enddate). Each is valid from 2020-01-01 to 2120-01-01, so that a machine
-// whose clock is years behind or ahead takes them too, but EXPIRED_CERT and NOT_YET_VALID_CERT, out of
-// their dates on purpose. Test material only: it secures nothing, and no private key of a
-// certificate authority is kept.
+// certificate authority, an intermediate it signed and a second one that intermediate signed, and
+// server certificates for 127.0.0.1 (or another name) issued by them or self-signed, one key for all
+// of them (P-256; made with openssl req and openssl ca -startdate/-enddate). Each is valid from
+// 2020-01-01 to 2120-01-01, so that a machine whose clock is years behind or ahead takes them too,
+// but EXPIRED_CERT and NOT_YET_VALID_CERT, out of their dates on purpose. Test material only: it
+// secures nothing, and no private key of a certificate authority is kept.
 import { createServer, type Server } from 'node:https';
 
 /** A self-signed certificate authority, "ipallocator test CA (fake)". */
@@ -31,6 +31,20 @@ uxyrKKNjMGEwDwYDVR0TAQH/BAUwAwEB/zAOBgNVHQ8BAf8EBAMCAQYwHQYDVR0O
 BBYEFKfzha10YvoSfkk/iYcLwbtFSIw7MB8GA1UdIwQYMBaAFEEjektCOKc/kn9T
 qfV4/MamCR9oMAoGCCqGSM49BAMCA0cAMEQCIDAVwhdoQ/t1kv9bR66GZOeR+jsM
 XjMcVI6jFM2GbL45AiAcPiP/QOjQcdaohts/wQXMZxCku+LaASIDUifBZVeOng==
+-----END CERTIFICATE-----
+`;
+/** A second intermediate certificate authority, which INTERMEDIATE_CERT signed: CA_CERT is two above it. */
+export const SECOND_INTERMEDIATE_CERT = `-----BEGIN CERTIFICATE-----
+MIIBvzCCAWWgAwIBAgIBAzAKBggqhkjOPQQDAjAyMTAwLgYDVQQDDCdpcGFsbG9j
+YXRvciB0ZXN0IGludGVybWVkaWF0ZSBDQSAoZmFrZSkwIBcNMjAwMTAxMDAwMDAw
+WhgPMjEyMDAxMDEwMDAwMDBaMDkxNzA1BgNVBAMMLmlwYWxsb2NhdG9yIHRlc3Qg
+c2Vjb25kIGludGVybWVkaWF0ZSBDQSAoZmFrZSkwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAASKC3STW2Wco79KMRzAp0SgqUZQfYMMUDXCOh09fxaHLqR5GlvmBrWg
+o3oQdppBi/C47iMIS6AVEvtIlQ3c44Zuo2MwYTAPBgNVHRMBAf8EBTADAQH/MA4G
+A1UdDwEB/wQEAwIBBjAdBgNVHQ4EFgQU3kMKKfWFiXIArRJwm9K3ZzRKyVUwHwYD
+VR0jBBgwFoAUp/OFrXRi+hJ+ST+JhwvBu0VIjDswCgYIKoZIzj0EAwIDSAAwRQIg
+FQXWPoijhM4ggr/U1llb9F4OifUfJuUeQtNI8T1VDz8CIQCD+Ns7rkKm98WUeB1X
+VKFkkkRuYaDCS5dnn01wZog5pQ==
 -----END CERTIFICATE-----
 `;
 /** The private key of every server certificate below. */
@@ -77,6 +91,19 @@ MAaHBH8AAAEwEwYDVR0lBAwwCgYIKwYBBQUHAwEwHQYDVR0OBBYEFGFG+Ja+m+dg
 xYzUD1Y3vFYX/k5EMB8GA1UdIwQYMBaAFKfzha10YvoSfkk/iYcLwbtFSIw7MAoG
 CCqGSM49BAMCA0gAMEUCIQC82n3jJogOYrYzVO2Lyl0AigzyiyUBR66Ypmta+AKN
 iQIgHXHnFeFIRG88CpbQgVQMyH2vgYu85qlmoX3hwxVCjck=
+-----END CERTIFICATE-----
+`;
+/** The same for 127.0.0.1, issued by SECOND_INTERMEDIATE_CERT. */
+export const ISSUED_BY_SECOND_INTERMEDIATE_CERT = `-----BEGIN CERTIFICATE-----
+MIIBpTCCAUygAwIBAgIBBzAKBggqhkjOPQQDAjA5MTcwNQYDVQQDDC5pcGFsbG9j
+YXRvciB0ZXN0IHNlY29uZCBpbnRlcm1lZGlhdGUgQ0EgKGZha2UpMCAXDTIwMDEw
+MTAwMDAwMFoYDzIxMjAwMTAxMDAwMDAwWjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEw
+WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQGaT2eQ3kv+/0mtjRp4oNMVL1+zlyw
+BjKfPSFRX3x2uwqNxMnI9kBADALulkcEO71xi09rgNtUbPvQmM9qaTv5o2gwZjAP
+BgNVHREECDAGhwR/AAABMBMGA1UdJQQMMAoGCCsGAQUFBwMBMB0GA1UdDgQWBBRh
+RviWvpvnYMWM1A9WN7xWF/5ORDAfBgNVHSMEGDAWgBTeQwop9YWJcgCtEnCb0rdn
+NErJVTAKBggqhkjOPQQDAgNHADBEAiBSLJYBnCsvJAtsSOOrtYg2xsgqeDp3S3F/
+K1H7WgFuoQIgDVk5RFOJrRTB0tjruxFX2sg0fpSLRW20G10gqfvoe70=
 -----END CERTIFICATE-----
 `;
 /** A certificate for 127.0.0.1 that CA_CERT issued, valid in the year 2000 only: it has expired. */
