@@ -26,6 +26,7 @@ import {
   ISSUED_BY_SECOND_INTERMEDIATE_CERT,
   ISSUED_CERT,
   ISSUED_KEY,
+  NO_SAN_CERT,
   NOT_YET_VALID_CERT,
   OTHER_NAME_CERT,
   SECOND_INTERMEDIATE_CERT,
@@ -234,6 +235,26 @@ describe('an API server whose certificate is not trusted', () => {
     // the server's `{}` is no IPAddress: what matters is that it answered
     const fixed = await getError(ISSUED_CERT, { caData: base64(CA_CERT) });
     expect((fixed.err as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+  });
+
+  it('with no subject alternative name: said that kubectl takes it for no host, and that it must be issued again with one', async () => {
+    // Regression: said to name "no host", with advice no setting could follow ("set its server to an
+    // address it names", "set the tls-server-name to a name it holds"); Node and Deno check a host
+    // name against its common name (api.cluster.example) where kubectl never does
+    const noSan =
+      'it has no subject alternative name, the only names kubectl checks a host against (never the common name of its subject): ' +
+      'kubectl refuses it whatever the server and tls-server-name; it must be issued again, with the host name or address of the ' +
+      'server as a subject alternative name';
+    const byAddress = await getError(NO_SAN_CERT, { caData: base64(CA_CERT) });
+    expect((byAddress.err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${byAddress.url} was not sent: the API server's certificate is not issued for 127.0.0.1 ` +
+        `(ERR_TLS_CERT_ALTNAME_INVALID), the host of the server URL of cluster "prod" in the kubeconfig: ${noSan}`,
+    );
+    const byName = await getError(NO_SAN_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.other.example' });
+    expect((byName.err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${byName.url} was not sent: the API server's certificate is not issued for api.other.example ` +
+        `(ERR_TLS_CERT_ALTNAME_INVALID), the tls-server-name of cluster "prod" in the kubeconfig: ${noSan}`,
+    );
   });
 
   it("of a host a redirect led to: not said to be the API server's, nor the cluster's certificate-authority to blame", async () => {

@@ -166,6 +166,20 @@ const OUT_OF_DATES: Record<string, string> = {
   CERT_NOT_YET_VALID: 'is not valid yet (CERT_NOT_YET_VALID): the clock here, or that of the machine that issued it, is wrong',
 };
 
+/**
+ * What is said of a server certificate without a subject alternative name, which no setting makes
+ * right. Node's tls.checkServerIdentity (Deno's too) then checks a host name against the common
+ * name of its subject, so such a certificate fails for an address, or for a name that is not that
+ * common name, and is taken for that name (a tls-server-name set to it); kubectl (Go's crypto/x509,
+ * since Go 1.15) checks the subject alternative names only, and refuses it for any host ("x509:
+ * certificate relies on legacy Common Name field, use SANs instead"). Setting the tls-server-name
+ * to its common name is not advised: kubectl would still refuse the kubeconfig.
+ */
+const NO_SUBJECT_ALT_NAME =
+  'it has no subject alternative name, the only names kubectl checks a host against (never the common name of its subject): ' +
+  'kubectl refuses it whatever the server and tls-server-name; it must be issued again, with the host name or address of the ' +
+  'server as a subject alternative name';
+
 /** The fields of Node's ERR_TLS_CERT_ALTNAME_INVALID (tls.checkServerIdentity) read here; Deno's has them too. */
 interface AltnameMismatch {
   host?: unknown;
@@ -191,23 +205,25 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
       const { host, cert } = e as AltnameMismatch;
       const asked = typeof host === 'string' ? `${showUnseen(host)} ` : '';
       const names = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : '';
+      const against = cluster.tlsServerName ? 'the tls-server-name' : 'the host of the server URL';
+      const said = `the API server's certificate is not issued for ${asked}(${code}), ${against} of cluster ${name} in the kubeconfig`;
+      if (names === '') return `${said}: ${NO_SUBJECT_ALT_NAME}`;
       // the server's own text: escaped, and cut short (a certificate may name hundreds of hosts)
-      const holds = names === '' ? 'it names no host (no subject alternative name)' : `it names ${showUnseen(cutMessage(names))}`;
+      const holds = `it names ${showUnseen(cutMessage(names))}`;
       // a tls-server-name is a host name (TLS's SNI carries no address): it helps only a certificate that names one
       const namesHost = /(?:^|, )DNS:/.test(names);
       if (cluster.tlsServerName) {
-        const said = `the API server's certificate is not issued for ${asked}(${code}), the tls-server-name of cluster ${name} in the kubeconfig: ${holds}`;
-        if (namesHost || names === '') return `${said}; set the tls-server-name to a name it holds`;
+        if (namesHost) return `${said}: ${holds}; set the tls-server-name to a name it holds`;
         // addresses only: no tls-server-name can match them, the server URL's host can
         return (
-          `${said}, no host name (a tls-server-name is one); ` +
+          `${said}: ${holds}, no host name (a tls-server-name is one); ` +
           "remove the tls-server-name, so that it is checked against the server URL's host, and set the server to an address it names"
         );
       }
       const fix = namesHost
         ? "set the cluster's tls-server-name to a name it holds, or its server to an address it names"
         : 'set its server to an address it names';
-      return `the API server's certificate is not issued for ${asked}(${code}), the host of the server URL of cluster ${name} in the kubeconfig: ${holds}; ${fix}`;
+      return `${said}: ${holds}; ${fix}`;
     }
     if (!Object.hasOwn(UNTRUSTED_ISSUER, code)) continue;
     const why = `the API server's certificate is not trusted: ${UNTRUSTED_ISSUER[code]} (${code})`;

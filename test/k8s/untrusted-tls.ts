@@ -147,6 +147,23 @@ lzgCIHvIL0SN209tjxASnp3gwWXTQ0eWcAPKSoGoZMkeC9+4
 `;
 
 /**
+ * A certificate that CA_CERT issued with no subject alternative name: api.cluster.example is its
+ * subject's common name only, which kubectl (Go) never checks a host against.
+ */
+export const NO_SAN_CERT = `-----BEGIN CERTIFICATE-----
+MIIBizCCATGgAwIBAgIBCzAKBggqhkjOPQQDAjAlMSMwIQYDVQQDDBppcGFsbG9j
+YXRvciB0ZXN0IENBIChmYWtlKTAgFw0yMDAxMDEwMDAwMDBaGA8yMTIwMDEwMTAw
+MDAwMFowHjEcMBoGA1UEAwwTYXBpLmNsdXN0ZXIuZXhhbXBsZTBZMBMGByqGSM49
+AgEGCCqGSM49AwEHA0IABAZpPZ5DeS/7/Sa2NGnig0xUvX7OXLAGMp89IVFffHa7
+Co3Eycj2QEAMAu6WRwQ7vXGLT2uA21Rs+9CYz2ppO/mjVzBVMBMGA1UdJQQMMAoG
+CCsGAQUFBwMBMB0GA1UdDgQWBBRhRviWvpvnYMWM1A9WN7xWF/5ORDAfBgNVHSME
+GDAWgBRBI3pLQjinP5J/U6n1ePzGpgkfaDAKBggqhkjOPQQDAgNIADBFAiEAn6SS
+6arcB+nJL8wCOeOeu+mT/eT0mE2JrpTpSA6XLdQCICZW3V3aj/h/3aS8achJ31QR
+FMaHvfpWFo2QSXCR9B5O
+-----END CERTIFICATE-----
+`;
+
+/**
  * An HTTPS server on `host` (default 127.0.0.1; any 127.x.y.z is the loopback's on Linux) presenting
  * `chain` (PEM, the server's certificate first) that answers every request 200 `{}`.
  */
