@@ -14,13 +14,14 @@ import { proxyFromEnvironment, UnusableProxyError } from '../adapters/kubernetes
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
 import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts';
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
-import { until } from './k8s/helpers.ts';
+import { settledGet, until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { base64, CLIENT_CERT, CLIENT_KEY, SERVER_CERT, SERVER_KEY, startTlsServer } from './k8s/tls.ts';
+import { CA_CERT, ISSUED_KEY, OTHER_NAME_CERT } from './k8s/untrusted-tls.ts';
 
 describe('the proxy the environment names for a server, as Go reads it', () => {
   const P = 'http://proxy.corp:3128';
@@ -524,5 +525,51 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       `get ipaddresses.networking.k8s.io "10.96.0.10": the request to http://elsewhere.test:${port} was not sent: the proxy at ${socks.url} (environment variable HTTP_PROXY) ` +
         'did not connect to the API server: "Socks5 proxy rejected connection - HostUnreachable"',
     );
+  });
+});
+
+// Regression: a proxy that did not reach the host a redirect led to was said not to open a tunnel
+// (or connect) "to the API server", which it had reached
+describe('a proxy that does not reach the host the API server redirected the request to', () => {
+  // the API server by name, as the proxies resolve it: Deno's TLS takes no address as a server name
+  let api: https.Server;
+  let url: string;
+  const hosts = { 'api.cluster.example': '127.0.0.1' };
+  const closing: (() => Promise<void>)[] = [];
+  beforeEach(async () => {
+    api = https.createServer({ cert: OTHER_NAME_CERT, key: ISSUED_KEY }, (_req, res) =>
+      res.writeHead(302, { location: 'https://sso.test:8443/login' }).end(),
+    );
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    url = `https://api.cluster.example:${(api.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close();
+    api.closeAllConnections();
+    api.close();
+  });
+
+  it('an http:// proxy that refuses the tunnel: said to be a tunnel to that host', async () => {
+    const proxy = await startForwardProxy({ hosts });
+    closing.push(proxy.close);
+    const err = await settledGet({ server: url, caData: base64(CA_CERT), proxyUrl: proxy.url }, { token: 't' });
+    expect((err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to https://sso.test:8443 (where ${url} redirected the request) was not sent: ` +
+        `the proxy at ${proxy.url} (proxy-url of cluster "prod" in the kubeconfig) did not open a tunnel to https://sso.test:8443: ` +
+        'it answered CONNECT with HTTP 502',
+    );
+    expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT ${new URL(url).host}`, 'CONNECT sso.test:8443']);
+  });
+
+  it('a SOCKS5 proxy that cannot resolve its name: said not to connect to that host', async () => {
+    const socks = await startSocks5Proxy(hosts);
+    closing.push(socks.close);
+    const err = await settledGet({ server: url, caData: base64(CA_CERT), proxyUrl: socks.url }, { token: 't' });
+    expect((err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request to https://sso.test:8443 (where ${url} redirected the request) was not sent: ` +
+        `the proxy at ${socks.url} (proxy-url of cluster "prod" in the kubeconfig) did not connect to https://sso.test:8443: ` +
+        '"Socks5 proxy rejected connection - HostUnreachable"',
+    );
+    expect(socks.seen.map(({ host }) => host)).toEqual(['api.cluster.example', 'sso.test']);
   });
 });

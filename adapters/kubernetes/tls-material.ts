@@ -73,6 +73,8 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
   const via = proxyOf(cluster);
   if (via !== undefined) {
     const { url: proxy, field } = via;
+    // where the proxy was asked to connect: the API server, or the host a redirect led to
+    const destination = redirectedTo(err) ?? 'the API server';
     // the value is never shown whole: it may hold credentials
     const unusable = causeChain(err).find((e) => e instanceof UnusableProxyError);
     if (unusable !== undefined) return String(unusable.message);
@@ -99,7 +101,7 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       .map((e) => /^Proxy response \((\d+)\) !== 200 when HTTP Tunneling$/.exec(String(e.message))?.[1])
       .find((status) => status !== undefined);
     if (tunnel !== undefined) {
-      return `the proxy at ${shownProxy(proxy)} (${field}) did not open a tunnel to the API server: it answered CONNECT with HTTP ${tunnel}`;
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not open a tunnel to ${destination}: it answered CONNECT with HTTP ${tunnel}`;
     }
     const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
@@ -109,14 +111,14 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
         return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[code]} (${code})`;
       }
-      return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to the API server: ${quoteText(String(socks.message))}`;
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination}: ${quoteText(String(socks.message))}`;
     }
     // client-node 1.x: node-fetch keeps only the socks library's message, inside its own
     const refusal = causeChain(err)
       .map((e) => /Socks[45] proxy rejected connection - \w+/.exec(String(e.message))?.[0])
       .find((text) => text !== undefined);
     if (refusal !== undefined)
-      return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to the API server: ${quoteText(refusal)}`;
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination}: ${quoteText(refusal)}`;
   }
   if (!codes.some((code) => TLS_CODE.test(code))) return undefined;
   if (cluster) {
