@@ -15,7 +15,8 @@
 // without a server name (SNI takes names only, RFC 6066 3; Go leaves it out too), where undici
 // gives Node the address and Node warns (DEP0123) on the process's stderr. A failure on that
 // connection — refused, not TLS, a certificate — is marked as the proxy's (`failedAtProxy`), so
-// that the message names the proxy instead of the API server (tls-material.ts).
+// that the message names the proxy instead of the API server (tls-material.ts); so is one on the
+// connection client-node 1.x's agent opens to the proxy (`markingProxyFailures`).
 import { isIP } from 'node:net';
 import { requireFromClientNode } from './client-node-check.ts';
 import { basicAuthorization } from './header-values.ts';
@@ -50,9 +51,15 @@ interface Undici {
 /** Marks an error as the failure of the connection to the proxy. */
 const AT_PROXY = Symbol('ipallocator.failedAtProxy');
 
-/** Whether `err` (one link of a cause chain) is the failure of the connection to the proxy. @internal */
+/**
+ * Whether `err` (one link of a cause chain) is the failure of the connection to the proxy: marked
+ * so, or node-fetch's FetchError of one (client-node 1.x, markingProxyFailures). @internal
+ */
 export function failedAtProxy(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { [AT_PROXY]?: boolean })[AT_PROXY] === true;
+  if (typeof err !== 'object' || err === null) return false;
+  if ((err as { [AT_PROXY]?: boolean })[AT_PROXY] === true) return true;
+  const { name, message } = err as { name?: unknown; message?: unknown };
+  return name === 'FetchError' && typeof message === 'string' && message.endsWith(` ${AT_PROXY_WORDS}`);
 }
 
 /**
@@ -166,6 +173,44 @@ function proxyConnector(u: Undici): Connector {
       callback(err, socket);
     });
   };
+}
+
+/** What an http.Agent is asked here: to open a connection, calling back with it or with why not. */
+interface OpensConnections {
+  createConnection?: (options: unknown, callback: (err: Error | null, socket: unknown) => void) => unknown;
+}
+
+/**
+ * The words that end the message of a failure of client-node 1.x's connection to the proxy
+ * (markingProxyFailures): node-fetch keeps an error's message and code only, not the error.
+ */
+const AT_PROXY_WORDS = '(on the connection to the proxy)';
+
+/**
+ * `agent`, client-node 1.x's http.Agent of one request, with the failures of its connection to
+ * an http:// or https:// proxy marked as the proxy's, as proxyConnector marks 2.x's. 1.x sends
+ * through such a proxy with hpagent's agents, whose createConnection opens the connection to the
+ * proxy (TLS to an https:// one) and the CONNECT tunnel through it, and calls back with the
+ * failure of either; a tunnel the proxy refused ("Bad response: 403") is its answer, not a failed
+ * connection, and is passed on as it is. node-fetch turns the failure into a FetchError that
+ * keeps its code and the words of its message only, not the error: the failure is passed on with
+ * its code, its message ending in AT_PROXY_WORDS, which failedAtProxy reads. An agent without
+ * createConnection (a SOCKS one) is returned as it is.
+ * @internal
+ */
+export function markingProxyFailures<A>(agent: A): A {
+  const opens = agent as OpensConnections | null;
+  const create = opens?.createConnection;
+  if (typeof create !== 'function') return agent;
+  opens!.createConnection = function (this: unknown, options, callback) {
+    return create.call(this, options, (err, socket) => {
+      if (err === null || /^Bad response: \d+$/.test(err.message)) return callback(err, socket);
+      const atProxy = new Error(`${err.message} ${AT_PROXY_WORDS}`, { cause: err });
+      Object.defineProperties(atProxy, { code: { value: (err as { code?: unknown }).code }, [AT_PROXY]: { value: true } });
+      callback(atProxy, socket);
+    });
+  };
+  return agent;
 }
 
 /** Go's proxyAuth: Basic with the proxy URL's user and password, when it names a user. */
