@@ -21,7 +21,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { base64, CLIENT_CERT, CLIENT_KEY, SERVER_CERT, SERVER_KEY, startTlsServer } from './k8s/tls.ts';
-import { CA_CERT, ISSUED_KEY, OTHER_NAME_CERT } from './k8s/untrusted-tls.ts';
+import { CA_CERT, ISSUED_CERT, ISSUED_KEY, OTHER_NAME_CERT, startServerWith } from './k8s/untrusted-tls.ts';
 
 describe('the proxy the environment names for a server, as Go reads it', () => {
   const P = 'http://proxy.corp:3128';
@@ -458,6 +458,27 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     );
     expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${port}`]);
   });
+  // Regression: said as node-fetch's failure, "fetch failed: Bad response: 403 (the API server at …)"
+  it('with client-node 1.x too, a proxy that refuses to open a tunnel is named, with its answer', async () => {
+    const api = await startServerWith(ISSUED_CERT);
+    const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' }, connectOnlyTo443: true });
+    closing.push(proxy.close);
+    try {
+      const err = await settledGet(
+        { server: api.url, caData: base64(CA_CERT), proxyUrl: proxy.url },
+        { token: 't' },
+        KubeConfig1 as unknown as typeof KubeConfigNow,
+      );
+      expect((err as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${api.url} was not sent: the proxy at ${proxy.url} ` +
+          '(proxy-url of cluster "prod" in the kubeconfig) did not open a tunnel to the API server: it answered CONNECT with HTTP 403',
+      );
+      expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT ${new URL(api.url).host}`]);
+    } finally {
+      api.close();
+    }
+  });
+
   it.each([
     ['HTTP_PROXY', 'socks4://127.0.0.1:1080', 'environment variable HTTP_PROXY'],
     ['HTTP_PROXY', 'ftp://127.0.0.1:21', 'environment variable HTTP_PROXY'],

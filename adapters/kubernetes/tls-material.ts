@@ -96,9 +96,10 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (atProxy !== undefined && (code === undefined || !Object.hasOwn(CONNECT_FAILURES, code))) {
       return `the connection to the proxy at ${shownProxy(proxy)} (${field}) failed: ${messages(atProxy)}`;
     }
-    // undici's ProxyAgent, when the proxy answers CONNECT with anything but 200
+    // the proxy answered CONNECT with anything but 200: undici's ProxyAgent says it (client-node
+    // 2.x), or hpagent's agent inside node-fetch's message (1.x)
     const tunnel = causeChain(err)
-      .map((e) => /^Proxy response \((\d+)\) !== 200 when HTTP Tunneling$/.exec(String(e.message))?.[1])
+      .map((e) => (TUNNEL_REFUSED.exec(String(e.message)) ?? TUNNEL_REFUSED_1X.exec(String(e.message)))?.[1])
       .find((status) => status !== undefined);
     if (tunnel !== undefined) {
       return `the proxy at ${shownProxy(proxy)} (${field}) did not open a tunnel to ${destination}: it answered CONNECT with HTTP ${tunnel}`;
@@ -393,6 +394,11 @@ export function insecureWithCA(cluster: Cluster): string | undefined {
     'with the insecure flag is not allowed"): the server\'s certificate would not be checked at all; remove one of them'
   );
 }
+
+/** undici's failure of a CONNECT the proxy answered with `(status)`, not 200. */
+const TUNNEL_REFUSED = /^Proxy response \((\d+)\) !== 200 when HTTP Tunneling$/;
+/** The same from hpagent's agent (client-node 1.x), as node-fetch words it. */
+const TUNNEL_REFUSED_1X = /^request to \S+ failed, reason: Bad response: (\d+)$/;
 
 /** Connection failures, in a few words: with a proxy set, each one is the proxy's. */
 const CONNECT_FAILURES: Record<string, string> = {
