@@ -230,24 +230,12 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     const plain = createHttpServer((_req, res) => res.end('{}'));
     await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
     const { port } = plain.address() as { port: number };
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'prod', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'dev', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
-      currentContext: 'x',
-    });
-    const store = new KubernetesStore(kc, { start: false });
     try {
-      const err = await store.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await settledGet({ server: `https://127.0.0.1:${port}`, skipTLSVerify: true }, { token: 't' });
       expect((err as Error).message).toBe(
         `get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: the server did not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): a plain http:// server, or another protocol, on that port? (the API server at https://127.0.0.1:${port})`,
       );
     } finally {
-      store.close();
       plain.closeAllConnections();
       plain.close();
     }

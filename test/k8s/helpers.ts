@@ -29,7 +29,7 @@ export async function authorizationsOfOneGet(
  * context is `cluster` (named "prod", as messages say it) and `user`.
  */
 export async function settledGet(
-  cluster: { server: string; caData?: string; caFile?: string; tlsServerName?: string; proxyUrl?: string },
+  cluster: { server: string; caData?: string; caFile?: string; tlsServerName?: string; proxyUrl?: string; skipTLSVerify?: boolean },
   user: { token?: string; certData?: string; keyData?: string },
   Config: typeof KubeConfig = KubeConfig,
 ): Promise<unknown> {
