@@ -290,13 +290,17 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
   } else {
     mLo -= 1;
   }
+  // Math.clz32 is given the words as int32s (`| 0`, the same bits: it reads them as u32s anyway).
+  // A u32 at or above 2^31 is a double to V8, and Deno's V8 (its Maglev tier) compiles Math.clz32
+  // for int32s only: each such word deoptimized this function, which was then compiled again —
+  // on an IPv6 /64, at every draw (test/deopt-loops.test.ts).
   if (mHi === 0) {
     out.hi = 0;
     if (mLo === 0) {
       out.lo = 0;
       return;
     }
-    const mask = 0xffffffff >>> Math.clz32(mLo);
+    const mask = 0xffffffff >>> Math.clz32(mLo | 0);
     let x: number;
     let tries = 0;
     do {
@@ -306,7 +310,7 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
     out.lo = x;
     return;
   }
-  const maskHi = 0xffffffff >>> Math.clz32(mHi);
+  const maskHi = 0xffffffff >>> Math.clz32(mHi | 0);
   for (let tries = 0; tries < MAX_DRAW_TRIES; tries++) {
     const h = (nextU32Of(rng) & maskHi) >>> 0;
     const l = nextU32Of(rng);
