@@ -15,7 +15,8 @@ import {
   InvalidCIDRError,
   InvalidRangeError,
 } from '../adapters/errors.ts';
-import { MAX_ALLOCATE_MANY, Range, type RangeSnapshot } from '../adapters/range.ts';
+import { MAX_ALLOCATE_MANY, Range, type RangeOptions, type RangeSnapshot } from '../adapters/range.ts';
+import { coolDown } from '../adapters/cool-down.ts';
 import { formatCount } from '../adapters/quote.ts';
 import { seededRandom } from '../adapters/random.ts';
 
@@ -300,6 +301,81 @@ describe('Range metrics (B8–B10, seeded gauges)', () => {
   });
 });
 
+describe('Range.tryAllocateNext: allocateNext that answers null where it throws ErrFull', () => {
+  const strategies: [string, () => RangeOptions['strategy']][] = [
+    ['the default (upstream)', () => undefined],
+    ['sequential', () => 'sequential'],
+    ['random-free + cool-down 5 allocations', () => coolDown('random-free', { allocations: 5 })],
+  ];
+  it.each(strategies)('%s: the same addresses as allocateNext for the same seed, then null, nothing changed', (_name, strategy) => {
+    const thrown = new Range('10.4.0.0/27', { random: seededRandom(9), strategy: strategy() });
+    const answered = new Range('10.4.0.0/27', { random: seededRandom(9), strategy: strategy() });
+    const byThrow: string[] = [];
+    for (;;) {
+      try {
+        byThrow.push(thrown.allocateNext());
+      } catch (e) {
+        expect(e).toBeInstanceOf(ErrFull);
+        break;
+      }
+    }
+    const byNull: string[] = [];
+    for (let ip = answered.tryAllocateNext(); ip !== null; ip = answered.tryAllocateNext()) byNull.push(ip);
+    expect(byNull).toEqual(byThrow);
+    expect(byNull).toHaveLength(30);
+    expect(answered.tryAllocateNext()).toBeNull(); // and again
+    expect(answered.used()).toBe(30);
+    expect(answered.validate()).toEqual({ indexed: 30 });
+    // a release makes room again: the address released comes back
+    answered.release(byNull[7]!);
+    expect(answered.tryAllocateNext()).toBe(byNull[7]);
+    thrown.destroy();
+    answered.destroy();
+  });
+  it("'legacy-bitmap' past its 65,535 IPv6 addresses: null, where allocateNext's ErrFull says what it sees", () => {
+    const r = new Range('fd00::/64', { random: seededRandom(10), strategy: 'legacy-bitmap' });
+    for (let i = 0; i < 65535; i++) expect(r.tryAllocateNext()).not.toBeNull();
+    expect(r.tryAllocateNext()).toBeNull();
+    expect(() => r.allocateNext()).toThrow(/^range is full: 'legacy-bitmap' sees only the first 65,535 addresses/);
+    expect(r.used()).toBe(65535);
+    r.destroy();
+  });
+  it('a full range counts an allocation error, as allocateNext does', async () => {
+    const reg = new Registry();
+    const a = new Range('10.5.0.0/30', { metrics: reg, random: seededRandom(11) });
+    const b = new Range('10.6.0.0/30', { metrics: reg, random: seededRandom(11) });
+    const errors = async (cidr: string) =>
+      (await reg.getSingleMetric('kube_apiserver_clusterip_allocator_allocation_errors_total')?.get())?.values.find(
+        (v) => v.labels.cidr === cidr && v.labels.scope === 'dynamic',
+      )?.value;
+    const allocations = async (cidr: string) =>
+      (await reg.getSingleMetric('kube_apiserver_clusterip_allocator_allocation_total')?.get())?.values.find(
+        (v) => v.labels.cidr === cidr && v.labels.scope === 'dynamic',
+      )?.value;
+    for (let i = 0; i < 5; i++) {
+      try {
+        a.allocateNext();
+      } catch (e) {
+        expect(e).toBeInstanceOf(ErrFull);
+      }
+      b.tryAllocateNext();
+    }
+    expect([await allocations('10.5.0.0/30'), await errors('10.5.0.0/30')]).toEqual([2, 3]);
+    expect([await allocations('10.6.0.0/30'), await errors('10.6.0.0/30')]).toEqual([2, 3]);
+    a.destroy();
+    b.destroy();
+  });
+  it('an owner is refused as allocateNext refuses one; other errors are thrown, not answered null', () => {
+    const r = new Range('10.7.0.0/30');
+    expect(() => (r.tryAllocateNext as (owner: unknown) => string | null)({ name: 'web' })).toThrow(
+      /^a Range records no owner: tryAllocateNext\(\) takes no argument, but was also given/,
+    );
+    expect(r.used()).toBe(0);
+    r.destroy();
+    expect(() => r.tryAllocateNext()).toThrow(ErrDestroyed);
+  });
+});
+
 describe('Range: the metrics option and validate()', () => {
   it('options.metrics registers the metrics at construction, as enableMetrics does; a wrong value is refused', async () => {
     const reg = new Registry();
@@ -542,6 +618,7 @@ describe('Range after destroy()', () => {
   const calls: [string, (r: Range) => unknown][] = [
     ['allocate', (r) => r.allocate('10.0.0.9')],
     ['allocateNext', (r) => r.allocateNext()],
+    ['tryAllocateNext', (r) => r.tryAllocateNext()],
     ['allocateMany', (r) => r.allocateMany(3)],
     ['release', (r) => r.release('10.0.0.1')],
     ['releaseMany', (r) => r.releaseMany(['10.0.0.1'])],

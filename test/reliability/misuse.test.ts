@@ -208,6 +208,7 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
     [
       ['allocate', false, ['10.0.0.9']],
       ['allocateNext', false, []],
+      ['tryAllocateNext', false, []],
       ['release', false, ['10.0.0.1']],
       ['has', false, ['10.0.0.1']],
       ['forEach', false, [() => {}]],
