@@ -8,17 +8,20 @@
 // package's MetaAllocator skips (ranges.ts rangesOf) counts nothing, with the MetaAllocator's
 // reason; an IPAddress in its [first, last] and in no served range is `unserved`: inside a
 // ServiceCIDR, as kube-apiserver's repair loop and `check` read it (ranges.ts holds), in a range
-// this package does not allocate from. Any other IPAddress is outside every ServiceCIDR. The
-// network and IPv4 broadcast addresses are never allocatable and in no range (upstream's repair
-// loop, PrefixContainsIP, as `check` applies it to ClusterIPs): an IPAddress there is outside
-// unless another range holds it. So without overlapping ranges, the ranges' used counts, the
-// unserved count, the outside count and the not-allocations count add up to the IPAddresses
-// listed. The owners by namespace are those of the addresses counted as used, each once. Sizes are upstream's
-// hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given as decimal
-// strings in JSON.
+// this package does not allocate from. Any other IPAddress is outside every ServiceCIDR: the
+// allocator's own (labelled managed-by ipallocator.k8s.io) as `outside`, the strays to look at,
+// any other (another controller's, or unlabelled) as `otherManagersOutside`, which upstream's
+// repair loop leaves alone (managedByController) and so does `check`. The network and IPv4
+// broadcast addresses are never allocatable and in no range (upstream's repair loop,
+// PrefixContainsIP, as `check` applies it to ClusterIPs): an IPAddress there is outside unless
+// another range holds it. So without overlapping ranges, the ranges' used counts, the unserved
+// count, both outside counts and the not-allocations count add up to the IPAddresses listed.
+// The owners by namespace are those of the addresses counted as used, each once. Sizes are
+// upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given
+// as decimal strings in JSON.
 import { formatAddr } from '../adapters/address.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
-import type { IPAddressRecord } from '../adapters/store.ts';
+import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import type { ListedServiceCIDR } from './cluster.ts';
 import { allocatedAddress, compareAddresses, holds, placement, rangesOf, type Addr } from './ranges.ts';
 import { bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
@@ -38,10 +41,17 @@ export interface StatusReport {
    */
   unserved: { count: number; addresses: { ip: string; owner: string | null; serviceCIDR: string; cidr: string }[] };
   /**
-   * IPAddresses in no range of any ServiceCIDR (a removed range, written by hand, a range's
-   * network or IPv4 broadcast address).
+   * The allocator's IPAddresses (labelled managed-by ipallocator.k8s.io) in no range of any
+   * ServiceCIDR (a removed range, a range's network or IPv4 broadcast address).
    */
   outside: { count: number; addresses: { ip: string; owner: string | null }[] };
+  /**
+   * The other IPAddresses in no range of any ServiceCIDR: managed by another controller (a
+   * load-balancer's pool), or without the managed-by label (written by hand). kube-apiserver's
+   * repair loop leaves them alone, and so does `check`. `managedBy`: the label's value, null
+   * without it.
+   */
+  otherManagersOutside: { count: number; addresses: { ip: string; owner: string | null; managedBy: string | null }[] };
   /**
    * IPAddresses whose name is no address in canonical form (`10.96.0.011`, `::ffff:10.96.0.9`,
    * `FD00::5`, `not-an-ip`), which kube-apiserver's validation refuses: no allocation, counted in
@@ -184,15 +194,23 @@ export function summarize(
   const skipped = ranges.flat().filter((r) => r.refusal !== undefined);
   const unserved: StatusReport['unserved']['addresses'] = [];
   const outside: StatusReport['outside']['addresses'] = [];
+  const otherManagersOutside: StatusReport['otherManagersOutside']['addresses'] = [];
   for (const a of addrs) {
     if (a.served) continue;
     const range = skipped.find((r) => holds(r, a.addr));
     const owner = ownerText(a.record);
-    if (range === undefined) outside.push({ ip: a.record.name, owner });
-    else unserved.push({ ip: a.record.name, owner, serviceCIDR: range.serviceCIDR, cidr: range.cidr });
+    if (range !== undefined) unserved.push({ ip: a.record.name, owner, serviceCIDR: range.serviceCIDR, cidr: range.cidr });
+    else {
+      // another controller's object (upstream's repair loop skips those: managedByController) is
+      // none of the allocator's strays: listed apart, not to be cleaned up
+      const managedBy = a.record.labels[LABEL_MANAGED_BY];
+      if (managedBy === CONTROLLER_NAME) outside.push({ ip: a.record.name, owner });
+      else otherManagersOutside.push({ ip: a.record.name, owner, managedBy: managedBy ?? null });
+    }
   }
   unserved.sort((a, b) => compareAddresses(a.ip, b.ip));
   outside.sort((a, b) => compareAddresses(a.ip, b.ip));
+  otherManagersOutside.sort((a, b) => compareAddresses(a.ip, b.ip));
   notAllocations.sort((a, b) => compareAddresses(a.ip, b.ip));
   // The owners of what the ranges count as used, each address once (overlapping ranges count it
   // in both): those outside, unserved or no allocation are listed with their owner above.
@@ -213,6 +231,7 @@ export function summarize(
     serviceCIDRs: cidrs,
     unserved: { count: unserved.length, addresses: unserved },
     outside: { count: outside.length, addresses: outside },
+    otherManagersOutside: { count: otherManagersOutside.length, addresses: otherManagersOutside },
     notAllocations: { count: notAllocations.length, addresses: notAllocations },
     owners,
   };
@@ -307,7 +326,8 @@ export function render(report: StatusReport, options: { top: number }): string {
     if (more !== undefined) out.push(more);
   }
   if (report.outside.count === 0) {
-    if (report.ipAddresses > 0 && report.notAllocations.count === 0) out.push('Every IPAddress is inside a ServiceCIDR.');
+    const elsewhere = report.otherManagersOutside.count + report.notAllocations.count;
+    if (report.ipAddresses > 0 && elsewhere === 0) out.push('Every IPAddress is inside a ServiceCIDR.');
   } else {
     out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
     const { shown, more } = firstOf(report.outside.addresses, options.top);
@@ -316,6 +336,24 @@ export function render(report: StatusReport, options: { top: number }): string {
         shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false],
         [true, true],
+      ),
+    );
+    if (more !== undefined) out.push(more);
+  }
+  if (report.otherManagersOutside.count > 0) {
+    out.push(
+      `Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): ${counted(report.otherManagersOutside.count, 'IPAddress', 'IPAddresses')}`,
+    );
+    const { shown, more } = firstOf(report.otherManagersOutside.addresses, options.top);
+    out.push(
+      ...table(
+        shown.map((a) => [
+          `  ${named(a.ip)}`,
+          a.managedBy === null ? '(no managed-by label)' : named(a.managedBy),
+          a.owner === null ? '(no parentRef)' : named(a.owner),
+        ]),
+        [false, false, false],
+        [true, true, true],
       ),
     );
     if (more !== undefined) out.push(more);

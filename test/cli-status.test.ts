@@ -432,6 +432,74 @@ describe('ipallocator status', () => {
     const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(text.stdout).toMatch(/\nTop owners by namespace:\n {2}shop +2\n {2}\(none\) +1\n {2}gw +1\n$/);
   });
+  it("lists another manager's IPAddresses outside every ServiceCIDR apart from the allocator's strays, as kube-apiserver's repair loop leaves them alone", async () => {
+    // Regression: a load-balancer controller's pool outside every ServiceCIDR was listed under
+    // "Outside every ServiceCIDR" with the allocator's own strays, as if to be cleaned up.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(d, '10.96.0.5', { namespace: 'shop', name: 'cart' });
+    addIPAddress(d, '10.99.0.4', { namespace: 'monitoring', name: 'grafana' }); // the allocator's stray
+    const pool = { namespace: 'lb', name: 'pool', group: 'lb.example.com', resource: 'pools' };
+    for (const ip of ['192.168.50.2', '192.168.50.1', 'fd00:99::1'])
+      addIPAddress(d, ip, pool, { 'ipaddress.kubernetes.io/managed-by': 'lb.example.com' });
+    addIPAddress(d, '172.16.0.1', { namespace: 'ops', name: 'by-hand' }, {}); // no managed-by label: not the allocator's either
+
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.outside).toEqual({ count: 1, addresses: [{ ip: '10.99.0.4', owner: 'monitoring/grafana' }] });
+    const lb = 'pools.lb.example.com lb/pool';
+    expect(report.otherManagersOutside).toEqual({
+      count: 4,
+      addresses: [
+        { ip: '172.16.0.1', owner: 'ops/by-hand', managedBy: null },
+        { ip: '192.168.50.1', owner: lb, managedBy: 'lb.example.com' },
+        { ip: '192.168.50.2', owner: lb, managedBy: 'lb.example.com' },
+        { ip: 'fd00:99::1', owner: lb, managedBy: 'lb.example.com' },
+      ],
+    });
+    const used = report.serviceCIDRs.flatMap((sc) => sc.ranges).reduce((n, r) => n + r.used, 0);
+    expect(used + report.outside.count + report.otherManagersOutside.count).toBe(report.ipAddresses);
+
+    const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    const at = lines.indexOf('Outside every ServiceCIDR: 1 IPAddress');
+    expect(lines.slice(at, lines.indexOf('Top owners by namespace:'))).toEqual([
+      'Outside every ServiceCIDR: 1 IPAddress',
+      expect.stringMatching(/^ {2}10\.99\.0\.4 +monitoring\/grafana$/),
+      "Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): 4 IPAddresses",
+      expect.stringMatching(/^ {2}172\.16\.0\.1 +\(no managed-by label\) +ops\/by-hand$/),
+      expect.stringMatching(/^ {2}192\.168\.50\.1 +lb\.example\.com +pools\.lb\.example\.com lb\/pool$/),
+      expect.stringMatching(/^ {2}192\.168\.50\.2 +lb\.example\.com +pools\.lb\.example\.com lb\/pool$/),
+      expect.stringMatching(/^ {2}fd00:99::1 +lb\.example\.com +pools\.lb\.example\.com lb\/pool$/),
+    ]);
+
+    // check proposes nothing about them either: only the allocator's stray, whose Service is missing
+    const check = JSON.parse((await cli(['check', '--json', '--grace', '0', '--kubeconfig', c.kubeconfig])).stdout) as CheckReport;
+    expect(check.findings.map((f) => [f.kind, f.ip])).toEqual([
+      ['orphan', '10.96.0.5'],
+      ['orphan', '10.99.0.4'],
+    ]);
+  });
+
+  it('with only other managers’ IPAddresses outside, does not say every IPAddress is inside a ServiceCIDR', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(
+      d,
+      '192.168.50.1',
+      { namespace: 'lb', name: 'pool', group: 'lb.example.com', resource: 'pools' },
+      {
+        'ipaddress.kubernetes.io/managed-by': 'lb.example.com',
+      },
+    );
+    const { stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(stdout).not.toContain('Every IPAddress is inside a ServiceCIDR.');
+    expect(stdout).not.toContain('Outside every ServiceCIDR: ');
+    expect(stdout).toContain(
+      "Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): 1 IPAddress\n",
+    );
+  });
+
   it('a range in use never reads 0.0 %, however large', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/16'], true);
