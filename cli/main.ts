@@ -577,13 +577,15 @@ export function clientNodeMissing(moduleUrl: string, runtime: { deno: boolean } 
 /**
  * The parts of the commands that need the WebAssembly core (with-core.ts). Without WebAssembly
  * (node --jitless, deno --v8-flags=--jitless) the library's import fails with its one-line
- * IPAllocatorError, which the command prints as its error, as it prints every other.
+ * IPAllocatorError, which the command prints as its error, as it prints every other. The
+ * library's message names ipallocator as its subject ("ipallocator needs WebAssembly, …"), for an
+ * application's log; after the command's own `ipallocator: ` the subject is the command.
  */
 async function loadCore(): Promise<typeof WithCore> {
   try {
     return await import('./with-core.ts');
   } catch (e) {
-    if (e instanceof IPAllocatorError) throw new CliError(e.message);
+    if (e instanceof IPAllocatorError) throw new CliError(e.message.replace(/^ipallocator /, 'this command '));
     throw e;
   }
 }

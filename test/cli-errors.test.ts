@@ -29,6 +29,11 @@ function runtimeWith(args: string[]): Promise<{ code: number | null; stdout: str
   });
 }
 const STACK = /\n\s+at /;
+/**
+ * The library's message without WebAssembly as the command says it: after the command's own
+ * `ipallocator: `, not a second "ipallocator" (which the library's message starts with).
+ */
+const CLI_NO_WASM = NO_WASM.replace(/^ipallocator needs /, 'this command needs ');
 
 describe('ipallocator: failures', () => {
   let c: Cluster;
@@ -1856,6 +1861,7 @@ describe('ipallocator: failures', () => {
 
   it('the executable without WebAssembly (--no-expose-wasm, as --jitless): one line saying so and exit 2, no stack trace', async () => {
     // Regression: the library's IPAllocatorError escaped as an uncaught error with its stack
+    // Regression: then its line read "ipallocator: ipallocator needs WebAssembly, …", the prefix twice
     const args =
       'Deno' in globalThis
         ? ['run', '-A', '--v8-flags=--jitless', 'cli/bin.ts', 'status'] // Deno's V8 has no --no-expose-wasm
@@ -1864,7 +1870,7 @@ describe('ipallocator: failures', () => {
     expect(result).toEqual({
       code: 2,
       stdout: '',
-      stderr: `ipallocator: ${NO_WASM}\n`,
+      stderr: `ipallocator: ${CLI_NO_WASM}\n`,
     });
   });
 
@@ -1880,7 +1886,7 @@ describe('ipallocator: failures', () => {
       code: 2,
       stdout: '',
       stderr:
-        'ipallocator: ipallocator cannot start its WebAssembly core: the JavaScript engine refused it its memory (RangeError: WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance). ' +
+        'ipallocator: this command cannot start its WebAssembly core: the JavaScript engine refused it its memory (RangeError: WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance). ' +
         'A limit on virtual memory (ulimit -v) below about 11 GiB does that in Node, whose WebAssembly memories each reserve 10 GiB of address space: raise or lift the limit, or start node with --disable-wasm-trap-handler, which reserves none\n',
     });
   });
@@ -1909,7 +1915,7 @@ describe('ipallocator: failures', () => {
     expect(map).toEqual({
       code: 2,
       stdout: '',
-      stderr: `ipallocator: ${NO_WASM}\n`,
+      stderr: `ipallocator: ${CLI_NO_WASM}\n`,
     });
   });
 
