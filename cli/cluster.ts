@@ -559,13 +559,18 @@ export class Cluster {
     // How far the last attempt got: client-node builds the request (kubeconfig, credentials)
     // before its middleware runs, and runs `post` only on an answer.
     let phase: Phase = 'unsent';
+    // the HTTP status of the last attempt's answer once it began (its body still to come)
+    let began: number | undefined;
     const probe = answerProbe();
     const sent: ObservableMiddleware = {
       pre(context) {
         phase = 'sent';
         return new Observable(Promise.resolve(context));
       },
-      post: (context) => new Observable(Promise.resolve(context)),
+      post: (context) => {
+        began = context.httpStatusCode;
+        return new Observable(Promise.resolve(context));
+      },
     };
     let answer: T;
     let redirected: Redirected | undefined;
@@ -574,6 +579,7 @@ export class Cluster {
         target,
         (o) => {
           phase = 'unsent';
+          began = undefined;
           probe.reset();
           // client-node runs `post` in reverse order: the probe, first here, reads the body last,
           // after requests.ts's middleware has let the fetch end it on a lost connection (Deno)
@@ -584,6 +590,7 @@ export class Cluster {
       );
     } catch (e) {
       if (waited.length > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) waitedAnswers.set(e, waited);
+      if (began !== undefined && e instanceof KubernetesApiError && e.timeoutMs !== undefined) unfinishedAnswers.set(e, began);
       if (typeof e === 'object' && e !== null) phases.set(e, probe.answered ? 'answered' : phase);
       throw e;
     }
@@ -728,6 +735,13 @@ export class Cluster {
       // a delete sent and not answered in time may have been carried out all the same (it is
       // not read again: a server that does not answer would cost a second timeout)
       const outcome = verb === 'delete' && phases.get(apiError) !== 'unsent' ? `; ${DELETE_OUTCOME_UNKNOWN}` : '';
+      // it answered, and the deadline passed while its body came: not a server that is down
+      const began = unfinishedAnswers.get(apiError);
+      if (began !== undefined) {
+        return new ClusterError(
+          `${subject} answered ${verb} ${target} (HTTP ${began}), but its answer did not end within ${duration(apiError.timeoutMs)} (a slow network, or a server or proxy sending slowly)${outcome}; to wait longer, pass --request-timeout`,
+        );
+      }
       return new ClusterError(
         `${subject} did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target})${outcome}; to wait longer, pass --request-timeout`,
       );
@@ -898,6 +912,9 @@ function refuseImpossibleName(verb: 'get' | 'delete', name: string): void {
 
 /** Timeout errors of requests the server asked to wait meanwhile: the status of each answer waited out (429, 5xx). */
 const waitedAnswers = new WeakMap<KubernetesApiError, number[]>();
+
+/** Timeout errors of requests whose answer began (status and headers in) and did not end in time: that answer's HTTP status. */
+const unfinishedAnswers = new WeakMap<KubernetesApiError, number>();
 
 /** 30000 → "30s", 250 → "250ms" (the --request-timeout forms). */
 export function duration(ms: number): string {

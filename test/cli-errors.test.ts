@@ -4,6 +4,7 @@
 // a child process) to check the process's own exit code and output.
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -909,6 +910,35 @@ describe('ipallocator: failures', () => {
     } finally {
       kc.remove();
       await silent.close();
+    }
+  });
+
+  // Regression: a server that answered at once and then sent its body a byte at a time was said
+  // to have "not answered within 1s", which sent the operator looking for a server that is down.
+  it('a server that answers and then trickles its body past the timeout: says it answered and its body did not end in time, exit 2', async () => {
+    const trickle = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kind":"ServiceCIDRList","apiVersion":"networking.k8s.io/v1","metadata":{},"items":[');
+      const drip = setInterval(() => res.write(' '), 100);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`;
+    const kc = writeKubeconfig(url);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path, '--request-timeout', '1s']);
+      expect(r).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          `ipallocator: the API server at ${url} (context "double") answered list servicecidrs.networking.k8s.io (HTTP 200), ` +
+          'but its answer did not end within 1s (a slow network, or a server or proxy sending slowly); to wait longer, pass --request-timeout\n',
+      });
+    } finally {
+      kc.remove();
+      trickle.closeAllConnections();
+      await new Promise<void>((resolve) => trickle.close(() => resolve()));
     }
   });
 
