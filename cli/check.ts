@@ -279,9 +279,17 @@ export function findProblems(
       }
     }
   }
-  findings.push(...ipFindings.sort(byIP), ...svcFindings.sort(byIP));
+  findings.push(...ipFindings.sort(byIP).map(inOrder), ...svcFindings.sort(byIP).map(inOrder));
   pending.sort(byIP);
   return { findings, pending };
+}
+
+/**
+ * A finding with its fields in the one order `--json` writes them, whichever loop made it (the
+ * Service loop builds its findings on a shared base, which would put `ip` first).
+ */
+function inOrder({ kind, ip, service, owner, fix, message, markedForDeletion }: Finding): Finding {
+  return { kind, ip, service, owner, fix, message, markedForDeletion };
 }
 
 /**

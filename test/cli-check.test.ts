@@ -272,6 +272,19 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual(before.filter((n) => !deletes.includes(n)));
   });
 
+  it('--json writes every finding with its keys in one order, of either loop, as docs/cli.md lists them', async () => {
+    // Regression: Service-loop findings came as ip, service, fix, markedForDeletion, kind, owner,
+    // message, the IPAddress-loop ones as kind, ip, service, owner, fix, markedForDeletion, message.
+    for (const row of ROWS) row.setup(c.double);
+    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const kinds = new Set(report.findings.map((f) => f.kind));
+    expect(kinds).toContain('orphan'); // the IPAddress loop
+    expect(kinds).toContain('missing'); // the Service loop
+    expect(kinds).toContain('held-by-other');
+    const order = ['kind', 'ip', 'service', 'owner', 'fix', 'message', 'markedForDeletion'];
+    for (const f of report.findings) expect([f.kind, Object.keys(f)]).toEqual([f.kind, order]);
+  });
+
   it('leaves an orphan younger than the grace alone and does not count it', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'coming' });
     const young = await cli(['check', '--json', '--fix', '--yes', '--kubeconfig', c.kubeconfig]);
