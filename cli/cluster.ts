@@ -68,7 +68,13 @@ import {
   redirectedTo,
   translate,
 } from '../adapters/kubernetes/errors.ts';
-import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type Redirected, type RequestTarget } from '../adapters/kubernetes/requests.ts';
+import {
+  ApiRequests,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type Redirected,
+  type RequestTarget,
+  requestNotSent,
+} from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
 import { insecureWithCA, tlsFileProblem, transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { KubeconfigCredentialError, missingUser, userProblem } from '../adapters/kubernetes/user-checks.ts';
@@ -691,6 +697,11 @@ export class Cluster {
     }
   }
 
+  /** A request the kubeconfig kept from going out: said with the context and the kubeconfig to correct. */
+  private notSent(why: string): ClusterError {
+    return new ClusterError(`cannot use context ${quoteText(this.context)} of ${this.file}: ${requestNotSent(this.server, why)}`);
+  }
+
   /**
    * A client-node failure as a CliError that says what went wrong and what is missing: a
    * ClusterError when every further request would fail too (no answer, 401, 403).
@@ -714,8 +725,8 @@ export class Cluster {
       // not sent when the deadline passed: the exec credential plugin never answered (ApiRequests stopped it)
       const pluginUser = phases.get(apiError) === 'unsent' ? execPluginUser(this.kc) : undefined;
       if (pluginUser !== undefined) {
-        return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
+        return this.notSent(
+          `the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
         );
       }
       const waited = waitedAnswers.get(apiError);
@@ -753,9 +764,7 @@ export class Cluster {
       // the kubeconfig's TLS material or proxy, not the server: said with the field that is wrong
       const transport = transportProblem(this.kc, err);
       if (transport !== undefined) {
-        return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: ${transport}`,
-        );
+        return this.notSent(transport);
       }
       // Deno's refusal to run an exec credential plugin is no failure to reach the server: said
       // below, as the plugin's
@@ -776,8 +785,8 @@ export class Cluster {
       // around a header value (the Fetch standard's normalisation, in Node and Deno alike), so a
       // token saved with a line ending is sent without it, and works; 1.x's node-fetch refuses that too.
       if (hasInvalidHeader(err)) {
-        return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it`,
+        return this.notSent(
+          `the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it`,
         );
       }
       // cut off here, past the cap on an answer's body: nothing malformed was read
@@ -799,8 +808,8 @@ export class Cluster {
           .map((e) => execPluginFailure(e) ?? execOutputProblem(e))
           .find((said) => said !== undefined);
         if (plugin !== undefined) {
-          return new ClusterError(
-            `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
+          return this.notSent(
+            `the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
           );
         }
         // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError
@@ -812,9 +821,7 @@ export class Cluster {
       // a port fetch never connects to: no request to this server can be sent, on any retry
       const port = blockedPort(err, this.server);
       if (port !== undefined) {
-        return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: ${blockedPortWhy(port)}`,
-        );
+        return this.notSent(blockedPortWhy(port));
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }

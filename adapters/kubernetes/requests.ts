@@ -217,8 +217,11 @@ export class ApiRequests {
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
             // the server named as the command line names it: an application's logs may come from several clusters
-            const notSent = `the request to ${this.shownHost(redirected)} was not sent`;
-            throw unansweredError(target, `${inUse === undefined ? '' : `cannot use ${inUse}: `}${notSent}: ${problem}`, e);
+            throw unansweredError(
+              target,
+              `${inUse === undefined ? '' : `cannot use ${inUse}: `}${requestNotSent(this.shownHost(redirected), problem)}`,
+              e,
+            );
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
@@ -544,6 +547,16 @@ function bodyTooLarge(target: RequestTarget, status: number): KubernetesApiError
     undefined,
     status,
   );
+}
+
+/**
+ * How a request kept from going out is said — by its kubeconfig (the TLS material, a proxy, the
+ * credentials) or a port fetch never connects to —, by the library and by the command line:
+ * "the request to HOST was not sent: WHY".
+ * @internal
+ */
+export function requestNotSent(host: string, why: string): string {
+  return `the request to ${host} was not sent: ${why}`;
 }
 
 /**
