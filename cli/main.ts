@@ -12,6 +12,7 @@
 // answer without it (node --jitless).
 import { statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -846,6 +847,9 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
       `--out ${outFile} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
     );
   }
+  // before the listing, which takes a while on a large cluster, and is lost when the write fails
+  const unwritable = outFile === undefined ? undefined : outProblem(outFile);
+  if (unwritable !== undefined) throw new UsageError(unwritable);
   const core = await loadCore();
   const { emptyMap, markAllocated, offsetIn, parseAddress, allocatedAddress, onePerName, renderSVG } = core;
   let prefix = cidrText === undefined ? undefined : cidrToDraw(core, cidrText);
@@ -914,6 +918,27 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     `wrote ${outFile}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${counted(t.size, 'address', 'addresses')} allocated\n`,
   );
   return EXIT_CLEAN;
+}
+
+/**
+ * Why map's `--out` cannot be written, as far as can be told before writing: it names a folder,
+ * or a file in a folder that does not exist or is a file. Undefined otherwise (the write says
+ * what else stops it: a permission, a full disk).
+ */
+function outProblem(out: string): string | undefined {
+  const stat = (path: string) => {
+    try {
+      return statSync(path, { throwIfNoEntry: false });
+    } catch {
+      return undefined; // ENOTDIR: a file where a folder of the path belongs, said of the folder below
+    }
+  };
+  const target = stat(out);
+  if (target !== undefined) return target.isDirectory() ? `--out ${out} is a folder: name the file to write the SVG to` : undefined;
+  const folder = dirname(out);
+  const parent = stat(folder);
+  if (parent === undefined) return `--out ${out}: the folder ${folder} does not exist`;
+  return parent.isDirectory() ? undefined : `--out ${out}: ${folder} is not a folder`;
 }
 
 /**

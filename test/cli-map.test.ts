@@ -195,6 +195,25 @@ describe('ipallocator map', () => {
       rmSync(link);
     });
 
+    // Regression: `map CIDR --out /no/such/folder/x.svg` (or --out naming a folder) listed every
+    // IPAddress of the cluster first, then failed to write, with Node's "ENOENT: …, open" or
+    // "EISDIR: illegal operation on a directory".
+    it('refuses, before any request, an --out that is a folder, or whose folder does not exist or is a file (exit 2)', async () => {
+      addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/30']);
+      const file = join(dir, 'plain-file');
+      writeFileSync(file, 'x');
+      for (const [out, said] of [
+        [dir, `--out ${dir} is a folder: name the file to write the SVG to`],
+        [join(dir, 'no-such', 'x.svg'), `--out ${join(dir, 'no-such', 'x.svg')}: the folder ${join(dir, 'no-such')} does not exist`],
+        [join(file, 'x.svg'), `--out ${join(file, 'x.svg')}: ${file} is not a folder`],
+      ] as const) {
+        const r = await cli(['map', '10.96.0.0/30', '--kubeconfig', c.kubeconfig, '--out', out]);
+        expect(r).toEqual({ code: 2, stdout: '', stderr: `ipallocator: ${said}\nRun 'ipallocator map --help' for usage.\n` });
+      }
+      expect(c.double.requests).toEqual([]);
+      rmSync(file);
+    });
+
     // Regression: only --kubeconfig was compared with --out: `KUBECONFIG=k map CIDR --out k` (or
     // --out ~/.kube/config with neither set) wrote the SVG over the kubeconfig it had just read.
     it('refuses --out naming a file of $KUBECONFIG, or ~/.kube/config, which the SVG would replace (exit 2)', async () => {
