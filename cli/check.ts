@@ -486,7 +486,7 @@ export function render(report: CheckReport, options: { top: number }): string {
   }
   if (report.pending.length > 0) {
     out.push(
-      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without their Service younger than the ${report.graceSeconds} s grace (not counted):`,
+      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without ${report.pending.length === 1 ? 'its' : 'their'} Service younger than the ${report.graceSeconds} s grace (not counted):`,
     );
     const { shown, more } = firstOf(report.pending, options.top);
     out.push(

@@ -295,8 +295,8 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual(['10.96.0.30']);
     const text = await cli(['check', '--kubeconfig', c.kubeconfig]);
     expect(text.stdout).toMatch(
-      /^1 IPAddress without their Service younger than the 60 s grace \(not counted\):\n {2}10\.96\.0\.30 {2}default\/coming {2}\d+s old\n$/m,
-    );
+      /^1 IPAddress without its Service younger than the 60 s grace \(not counted\):\n {2}10\.96\.0\.30 {2}default\/coming {2}\d+s old\n$/m,
+    ); // one IPAddress, its Service (a line said "1 IPAddress without their Service")
     // a clock behind the server's: the age is not shown as negative
     const behind = await cli(['check', '--kubeconfig', c.kubeconfig], { now: () => Date.now() - 3_600_000 });
     expect(behind.stdout).toMatch(/^ {2}10\.96\.0\.30 {2}default\/coming {2}created 3\d{3}s ahead of this machine's clock$/m);
