@@ -34,7 +34,7 @@ import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { onePerName, ownerText } from './status.ts';
-import { counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';
+import { appendLines, counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';
 
 export type FindingKind =
   | 'not-a-service'
@@ -143,7 +143,6 @@ export function findProblems(
   const heldByServices = new Set<string>();
   for (const s of input.services) for (const name of heldNames(s)) heldByServices.add(name);
 
-  const findings: Finding[] = [];
   const pending: CheckReport['pending'] = [];
   const byIP = (a: { ip: string }, b: { ip: string }) => compareAddresses(a.ip, b.ip);
 
@@ -279,7 +278,8 @@ export function findProblems(
       }
     }
   }
-  findings.push(...ipFindings.sort(byIP).map(inOrder), ...svcFindings.sort(byIP).map(inOrder));
+  // not push(...): each finding would be an argument, and 10^5 of them overflow the stack
+  const findings = [...ipFindings.sort(byIP), ...svcFindings.sort(byIP)].map(inOrder);
   pending.sort(byIP);
   return { findings, pending };
 }
@@ -473,8 +473,9 @@ export function render(report: CheckReport, options: { top: number }): string {
   if (report.findings.length === 0) {
     out.push(`No problems found (context ${named(report.context)}).`);
   } else {
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         [['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, named(f.ip), f.fix ?? '-', f.message])],
         [false, false, false, false],
         [false, true, false, false],
@@ -489,8 +490,9 @@ export function render(report: CheckReport, options: { top: number }): string {
       `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without ${report.pending.length === 1 ? 'its' : 'their'} Service younger than the ${report.graceSeconds} s grace (not counted):`,
     );
     const { shown, more } = firstOf(report.pending, options.top);
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         shown.map((p) => [`  ${named(p.ip)}`, p.owner === null ? '(no parentRef)' : named(p.owner), ageText(p.ageSeconds)]),
         [false, false, false],
         [true, true, false],

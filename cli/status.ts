@@ -24,7 +24,7 @@ import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import type { ListedServiceCIDR } from './cluster.ts';
 import { allocatedAddress, compareAddresses, holds, placement, rangesOf, type Addr } from './ranges.ts';
-import { bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
+import { appendLines, bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
 export interface StatusReport {
@@ -310,14 +310,15 @@ export function render(report: StatusReport, options: { top: number }): string {
         `dynamic ${formatCount(r.dynamicBand.used)}/${formatCount(r.dynamicBand.size)}`,
       ]);
     }
-    out.push(...table(rows, [false, false, false, true, false, false, false], [true, false, false, false, false, false, false]));
+    appendLines(out, table(rows, [false, false, false, true, false, false, false], [true, false, false, false, false, false, false]));
   }
   out.push('');
   if (report.unserved.count > 0) {
     out.push(`In a ServiceCIDR range this tool does not allocate from: ${counted(report.unserved.count, 'IPAddress', 'IPAddresses')}`);
     const { shown, more } = firstOf(report.unserved.addresses, options.top);
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         shown.map((a) => [`  ${named(a.ip)}`, named(a.cidr), a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false, false],
         [true, true, true],
@@ -331,8 +332,9 @@ export function render(report: StatusReport, options: { top: number }): string {
   } else {
     out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
     const { shown, more } = firstOf(report.outside.addresses, options.top);
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false],
         [true, true],
@@ -345,8 +347,9 @@ export function render(report: StatusReport, options: { top: number }): string {
       `Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): ${counted(report.otherManagersOutside.count, 'IPAddress', 'IPAddresses')}`,
     );
     const { shown, more } = firstOf(report.otherManagersOutside.addresses, options.top);
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         shown.map((a) => [
           `  ${named(a.ip)}`,
           a.managedBy === null ? '(no managed-by label)' : named(a.managedBy),
@@ -363,8 +366,9 @@ export function render(report: StatusReport, options: { top: number }): string {
       `Not an allocation (the name is no address in canonical form, which kube-apiserver requires): ${counted(report.notAllocations.count, 'IPAddress', 'IPAddresses')}`,
     );
     const { shown, more } = firstOf(report.notAllocations.addresses, options.top);
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false],
         [true, true],
@@ -375,8 +379,9 @@ export function render(report: StatusReport, options: { top: number }): string {
   if (report.owners.length > 0) {
     out.push(`Top owners by namespace:`);
     const shown = report.owners.slice(0, options.top);
-    out.push(
-      ...table(
+    appendLines(
+      out,
+      table(
         shown.map((o) => [`  ${o.namespace === '' ? '(none)' : named(o.namespace)}`, formatCount(o.count)]),
         [false, true],
         [true, false],

@@ -72,6 +72,14 @@ function clipped(cell: string): string {
 }
 
 /**
+ * Appends `lines` to `out`, one at a time: `out.push(...lines)` passes each line as an argument,
+ * and a table of 10^5 rows (a check's findings, a list with a large --top) overflows the stack.
+ */
+export function appendLines(out: string[], lines: readonly string[]): void {
+  for (const line of lines) out.push(line);
+}
+
+/**
  * Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. A row with fewer
  * cells than the longest ends in a cell that runs to the end of the line (a refused range's
  * reason in place of its bar and counts): it sets no column's width, or every other row would be

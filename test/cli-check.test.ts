@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
-import { fix, findProblems, notFixedSummary } from '../cli/check.ts';
+import { fix, findProblems, notFixedSummary, render } from '../cli/check.ts';
 import { Cluster as KubeCluster } from '../cli/cluster.ts';
 import { CliError, ClusterError } from '../cli/errors.ts';
 import {
@@ -1256,5 +1256,39 @@ describe('ipallocator check', () => {
     const bad = await cli(['check', '--yes', '--kubeconfig', c.kubeconfig]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--yes only applies with --fix');
+  });
+});
+
+describe('check at the scale of a large cluster', () => {
+  // Regression: findProblems gathered its findings with push(...each loop's), and render its
+  // table likewise: past about 125,000 findings the arguments overflowed the stack, and the
+  // command ended in "internal error: RangeError: Maximum call stack size exceeded".
+  it('finds and prints 150,000 leaks, one row each', () => {
+    const count = 150_000;
+    const labels = { [MANAGED_BY]: CONTROLLER, [IP_FAMILY]: 'IPv4' };
+    const ipAddresses = Array.from({ length: count }, (_, i) => ({
+      name: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      labels,
+      parentRef: { group: '', resource: 'services', namespace: 'gone', name: `svc-${i}` },
+      uid: `uid-${i}`,
+      creationTimestamp: '2020-01-01T00:00:00Z',
+    }));
+    const serviceCIDRs = [{ name: 'kubernetes', cidrs: ['10.0.0.0/8'], labels: {}, deletionTimestamp: null }];
+    const { findings } = findProblems({ ipAddresses, services: [], serviceCIDRs }, { now: Date.now(), graceMs: 60_000 });
+    expect(findings).toHaveLength(count);
+    expect(findings.every((f) => f.kind === 'orphan' && f.fix === 'delete')).toBe(true);
+    const report: CheckReport = {
+      schema: 'ipallocator/check/v1',
+      context: 'big',
+      server: 'https://big',
+      graceSeconds: 60,
+      findings,
+      pending: [],
+      fixed: null,
+      clean: false,
+    };
+    const lines = render(report, { top: 5 }).split('\n');
+    expect(lines.filter((l) => l.startsWith('orphan '))).toHaveLength(count);
+    expect(lines.at(-2)).toBe('150,000 problems found; 150,000 IPAddresses to delete (run with --fix).');
   });
 });

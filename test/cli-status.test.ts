@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { CheckReport } from '../cli/check.ts';
-import { type StatusReport, usedPercent } from '../cli/status.ts';
+import { render, type StatusReport, summarize, usedPercent } from '../cli/status.ts';
 import { CELL_WIDTH } from '../cli/text.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import {
@@ -932,5 +932,25 @@ describe('ipallocator status', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('Usage: ipallocator status');
     expect(stdout).toContain('--kubeconfig');
+  });
+});
+
+describe('status at the scale of a large cluster', () => {
+  // Regression: render appended each list's table with push(...rows): with a --top as large as
+  // the list, past about 125,000 rows that overflowed the stack ("internal error: RangeError").
+  it('prints 150,000 IPAddresses outside every ServiceCIDR with --top past their count', () => {
+    const count = 150_000;
+    const labels = { 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' };
+    const listed = Array.from({ length: count }, (_, i) => ({
+      name: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      labels,
+      parentRef: { group: '', resource: 'services', namespace: 'old', name: `svc-${i}` },
+    }));
+    const serviceCIDRs = [{ name: 'kubernetes', cidrs: ['192.168.0.0/24'], labels: {}, deletionTimestamp: null }];
+    const report = summarize({ context: 'big', server: 'https://big' }, serviceCIDRs, listed);
+    expect(report.outside.count).toBe(count);
+    const lines = render(report, { top: 1_000_000_000 }).split('\n');
+    expect(lines).toContain('Outside every ServiceCIDR: 150,000 IPAddresses');
+    expect(lines.filter((l) => /^ {2}10\.\S+ +old\/svc-\d+$/.test(l))).toHaveLength(count);
   });
 });
