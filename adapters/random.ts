@@ -187,7 +187,8 @@ export class Xoshiro128 implements RandomSource {
     }
   }
 
-  nextU32(): number {
+  nextU32(this: object): number;
+  nextU32(this: Xoshiro128): number {
     // taken off its generator (`{ nextU32: rng.nextU32 }`, a bare call): the typed error, not a
     // TypeError from reading the state
     const s = (this as Xoshiro128 | undefined)?.s;

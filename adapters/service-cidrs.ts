@@ -277,7 +277,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    * Creates a ServiceCIDR. Throws InvalidArgumentError when the name is not a DNS subdomain
    * (upstream ValidateServiceCIDRName) or exists, or `cidrs` is invalid (validateServiceCIDRSpec).
    */
-  addServiceCIDR(name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR {
+  addServiceCIDR(this: object, name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR;
+  addServiceCIDR(this: InMemoryServiceCIDRs, name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR {
     checkThis(this, 'addServiceCIDR');
     checkName(name);
     const opts = optionsObject(options, 'addServiceCIDR', { ready: true, unvalidated: true });
@@ -312,7 +313,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   }
 
   /** Sets (true/false) or removes (undefined) the Ready condition. */
-  setReady(name: string, ready: boolean | undefined): ServiceCIDR {
+  setReady(this: object, name: string, ready: boolean | undefined): ServiceCIDR;
+  setReady(this: InMemoryServiceCIDRs, name: string, ready: boolean | undefined): ServiceCIDR {
     checkThis(this, 'setReady');
     if (ready !== undefined && typeof ready !== 'boolean') {
       throw new InvalidArgumentError(`ready must be true, false or undefined, got ${quoteInput(ready)}`);
@@ -321,13 +323,15 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   }
 
   /** Starts deletion: sets deletionTimestamp (the object stays until deleteServiceCIDR). */
-  markDeleting(name: string): ServiceCIDR {
+  markDeleting(this: object, name: string): ServiceCIDR;
+  markDeleting(this: InMemoryServiceCIDRs, name: string): ServiceCIDR {
     checkThis(this, 'markDeleting');
     return this.update(name, { deletionTimestamp: new Date().toISOString() });
   }
 
   /** Removes the object (its finalizer has run). Throws InvalidArgumentError when absent. */
-  deleteServiceCIDR(name: string): void {
+  deleteServiceCIDR(this: object, name: string): void;
+  deleteServiceCIDR(this: InMemoryServiceCIDRs, name: string): void {
     checkThis(this, 'deleteServiceCIDR');
     const sc = this.get(name);
     this.objects.delete(name);
@@ -335,7 +339,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   }
 
   /** The object, or an InvalidArgumentError (a name that is no string, or `not found`). */
-  get(name: string): ServiceCIDR {
+  get(this: object, name: string): ServiceCIDR;
+  get(this: InMemoryServiceCIDRs, name: string): ServiceCIDR {
     checkThis(this, 'get');
     // refused as addServiceCIDR refuses it: "5 (number) not found" would read as a lookup that missed
     if (typeof name !== 'string') {
@@ -347,12 +352,14 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     return sc;
   }
 
-  list(): ServiceCIDR[] {
+  list(this: object): ServiceCIDR[];
+  list(this: InMemoryServiceCIDRs): ServiceCIDR[] {
     checkThis(this, 'list');
     return [...this.objects.values()];
   }
 
-  hasSynced(): boolean {
+  hasSynced(this: object): boolean;
+  hasSynced(this: InMemoryServiceCIDRs): boolean {
     checkThis(this, 'hasSynced'); // else true for any object, as if it were a source
     return true;
   }
@@ -362,7 +369,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    * change. What it changes from inside the replay is delivered to every watcher after the
    * replay, itself included; what it throws is reported (onWatcherError), and it stays subscribed.
    */
-  subscribe(watcher: ServiceCIDRWatcher): () => void {
+  subscribe(this: object, watcher: ServiceCIDRWatcher): () => void;
+  subscribe(this: InMemoryServiceCIDRs, watcher: ServiceCIDRWatcher): () => void {
     checkThis(this, 'subscribe');
     checkWatcher(watcher, 'InMemoryServiceCIDRs.subscribe');
     const sub = { watcher };

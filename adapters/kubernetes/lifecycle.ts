@@ -43,14 +43,16 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   }
 
   /** Calls `listener(state, error?)` on every state change and on every list/watch failure; returns the unsubscriber. */
-  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
+  onStateChange(this: object, listener: (state: InformerState, error?: Error) => void): () => void;
+  onStateChange(this: InformerLifecycle<R>, listener: (state: InformerState, error?: Error) => void): () => void {
     checkThis(this, 'onStateChange');
     this.assertOpen();
     return this.informer.onStateChange(listener);
   }
 
   /** Starts the list + watch (when constructed with `start: false`); a second call does nothing. */
-  start(): void {
+  start(this: object): void;
+  start(this: InformerLifecycle<R>): void {
     checkThis(this, 'start');
     this.assertOpen();
     this.informer.start();
@@ -66,7 +68,8 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
    * `signal` aborts, and with ErrDestroyed when closed before or meanwhile. Without options it
    * waits as long as it takes otherwise.
    */
-  waitForSync(options?: WaitForSyncOptions): Promise<void> {
+  waitForSync(this: object, options?: WaitForSyncOptions): Promise<void>;
+  waitForSync(this: InformerLifecycle<R>, options?: WaitForSyncOptions): Promise<void> {
     if (!(this instanceof InformerLifecycle)) return Promise.reject(unboundCall(this, 'waitForSync'));
     if (this.closed) return Promise.reject(new ErrDestroyed(this.informer.owner));
     return this.informer.waitForSync(options);
@@ -77,7 +80,8 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
    * throws (or rejects with) ErrDestroyed, a pending waitForSync and the calls in flight included;
    * state, stats and lastError stay readable and unsubscribe functions keep working. Idempotent.
    */
-  close(): void {
+  close(this: object): void;
+  close(this: InformerLifecycle<R>): void {
     checkThis(this, 'close');
     if (this.closed) return;
     this.closed = true;

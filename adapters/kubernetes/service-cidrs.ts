@@ -425,7 +425,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   // --- ServiceCIDRSource -----------------------------------------------------------------------
 
   /** onAdd for every known object in creation order (synchronously), then every change in order. */
-  subscribe(watcher: ServiceCIDRWatcher): () => void {
+  subscribe(this: object, watcher: ServiceCIDRWatcher): () => void;
+  subscribe(this: KubernetesServiceCIDRs, watcher: ServiceCIDRWatcher): () => void {
     checkSource(this, 'subscribe');
     this.assertOpen();
     checkWatcher(watcher, 'KubernetesServiceCIDRs.subscribe');
@@ -451,21 +452,24 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   }
 
   /** True once the first list has been applied (stays true while re-listing). */
-  hasSynced(): boolean {
+  hasSynced(this: object): boolean;
+  hasSynced(this: KubernetesServiceCIDRs): boolean {
     checkSource(this, 'hasSynced');
     this.assertOpen();
     return this.informer.hasSynced();
   }
 
   /** The objects known now, in creation order. */
-  list(): ServiceCIDRRecord[] {
+  list(this: object): ServiceCIDRRecord[];
+  list(this: KubernetesServiceCIDRs): ServiceCIDRRecord[] {
     checkSource(this, 'list');
     this.assertOpen();
     return this.informer.list().sort(compareCreation); // as a MetaAllocator orders its ranges
   }
 
   /** The object named `name` as last seen, or undefined. */
-  get(name: string): ServiceCIDRRecord | undefined {
+  get(this: object, name: string): ServiceCIDRRecord | undefined;
+  get(this: KubernetesServiceCIDRs, name: string): ServiceCIDRRecord | undefined {
     checkSource(this, 'get');
     this.assertOpen();
     if (typeof name !== 'string') throw notAName(name, 'KubernetesServiceCIDRs.get'); // named here, not as the informer's cache.get
@@ -473,7 +477,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   }
 
   /** Stops the informer (aborting its watch); subscribers get no further events. */
-  override close(): void {
+  override close(this: object): void;
+  override close(this: KubernetesServiceCIDRs): void {
     checkThis(this, 'close'); // before its first read of a field
     this.subscriptions.clear();
     super.close();

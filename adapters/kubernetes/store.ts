@@ -164,7 +164,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   }
 
   /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
-  async create(given: NewIPAddressRecord): Promise<IPAddressRecord> {
+  create(this: object, given: NewIPAddressRecord): Promise<IPAddressRecord>;
+  async create(this: KubernetesStore, given: NewIPAddressRecord): Promise<IPAddressRecord> {
     try {
       this.assertOpen();
       // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
@@ -206,7 +207,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * (read-your-writes) — unless a finalizer holds the object: the server then only marks it for
    * deletion, and it stays in the cache until the watch reports it gone.
    */
-  async delete(name: string): Promise<void> {
+  delete(this: object, name: string): Promise<void>;
+  async delete(this: KubernetesStore, name: string): Promise<void> {
     try {
       this.assertOpen();
       // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
@@ -265,7 +267,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * Reads the IPAddress `name` from the API server (not the cache); undefined when it does not
    * exist. A name that is not a string is refused as MemoryStore refuses it, before any request.
    */
-  async get(name: string): Promise<IPAddressRecord | undefined> {
+  get(this: object, name: string): Promise<IPAddressRecord | undefined>;
+  async get(this: KubernetesStore, name: string): Promise<IPAddressRecord | undefined> {
     try {
       this.assertOpen();
       if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.get');

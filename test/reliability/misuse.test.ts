@@ -554,6 +554,34 @@ describe('the idioms that lose `this`', () => {
     expect(either.used()).toBe(0);
     either.destroy();
   });
+  it('a store or a ServiceCIDR source: a method taken off it is refused by the types too, and a union of the classes calls them', async () => {
+    const memory = new MemoryStore();
+    const kubernetes = new KubernetesStore(unreachableCluster(), { start: false });
+    const { get, close } = kubernetes;
+    // @ts-expect-error a method taken off its object: `this` is void
+    expect(await failure(() => get('10.0.0.1'))).toBeInstanceOf(InvalidArgumentError);
+    // @ts-expect-error a method taken off its object: `this` is void
+    expect(() => close()).toThrow(InvalidArgumentError);
+    const cidrs = serviceCIDRs();
+    const { list } = cidrs;
+    // @ts-expect-error a method taken off its object: `this` is void
+    expect(() => list()).toThrow(InvalidArgumentError);
+    const source = new KubernetesServiceCIDRs(unreachableCluster(), { start: false });
+    const { start } = source;
+    // @ts-expect-error a method taken off its object: `this` is void
+    expect(() => start()).toThrow(InvalidArgumentError);
+    // a union of the classes calls their methods as any one of them (tsc checks these lines)
+    for (const store of [memory, kubernetes] as (MemoryStore | KubernetesStore)[]) {
+      expect(await failure(() => store.delete(5 as unknown as string))).toBeInstanceOf(InvalidArgumentError);
+      store.close();
+    }
+    const sources: (InMemoryServiceCIDRs | KubernetesServiceCIDRs)[] = [cidrs, source];
+    expect(sources.map((each) => [each.hasSynced(), each.list().length])).toEqual([
+      [true, 1],
+      [false, 0],
+    ]);
+    source.close();
+  });
 });
 
 // A getter read with another `this` — `Object.getOwnPropertyDescriptor(Range.prototype,
@@ -670,11 +698,12 @@ describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycl
     async (_name, make) => {
       const target = make();
       const calls: [string, (self: unknown) => unknown][] = [
-        ['close', (self) => target.close.call(self)],
+        // (`as object`: the types refuse a call without an object, which is what is tried here)
+        ['close', (self) => target.close.call(self as object)],
         ['[Symbol.dispose]', (self) => target[Symbol.dispose].call(self)],
-        ['start', (self) => target.start.call(self)],
-        ['onStateChange', (self) => target.onStateChange.call(self, () => {})],
-        ['waitForSync', (self) => target.waitForSync.call(self)],
+        ['start', (self) => target.start.call(self as object)],
+        ['onStateChange', (self) => target.onStateChange.call(self as object, () => {})],
+        ['waitForSync', (self) => target.waitForSync.call(self as object)],
       ];
       for (const [member, call] of calls) {
         for (const self of [undefined, {}]) {
