@@ -626,6 +626,8 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /** True once close() was called. */
   protected get isClosed(): boolean {
+    // read with another object, `this.closed` would be undefined: an open store, no error
+    if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'isClosed');
     return this.closed;
   }
 
@@ -639,7 +641,11 @@ export class MemoryStore implements Store, SyncStoreOps {
    * the allocators read what it wrote.
    */
   protected put(record: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
-    return this.keep(record.name, ownLabels(record.labels), ownParentRef(record.parentRef) ?? null, previous, announce);
+    try {
+      return this.keep(record.name, ownLabels(record.labels), ownParentRef(record.parentRef) ?? null, previous, announce);
+    } catch (e) {
+      throw orUnbound(e, this, 'put');
+    }
   }
 
   /** put() of fields the store owns (ownLabels, ownParentRef): stored as they are. */
@@ -668,8 +674,11 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /** The authority changed: tell the cache (a test double may hold the event back instead). */
   protected changed(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
-    if (add) this.view.added(record, previous);
-    else this.view.deleted(record);
+    // on the allocation path (every create and delete): checked on failure only, `view` not found
+    const view = (this as MemoryStore | undefined)?.view;
+    if (view === undefined) throw unboundCall(this, 'MemoryStore', 'changed');
+    if (add) view.added(record, previous);
+    else view.deleted(record);
   }
 }
 

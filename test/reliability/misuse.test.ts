@@ -17,6 +17,7 @@ import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import { KubernetesServiceCIDRs, KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import { allocatorLabels, type ParentRef } from '../../adapters/store.ts';
 import type { IPAllocator } from '../../adapters/types.ts';
+import { quoteInput } from '../../adapters/quote.ts';
 import { failure } from '../helpers.ts';
 import { kubeConfigFor } from '../k8s/kubeconfig.ts';
 
@@ -350,6 +351,55 @@ describe.each(UNBOUND_CASES)('%s: a method called without its object', (classNam
       if (typeof target.used === 'function') expect(target.used()).toBe(before.length);
     },
   );
+});
+
+// A subclass of MemoryStore (a store that loads records, a test double) calls its protected
+// members: put, changed and isClosed. Taken off the store (`const { put } = this`, a callback),
+// they answer as its public methods do: InvalidArgumentError naming the member, nothing changed —
+// not the TypeError of their first read of a private field, nor (isClosed read with another
+// object) undefined, as if the store were open.
+describe('MemoryStore: a protected member called without its store', () => {
+  /** A subclass that hands out its protected members as a subclass author could take them. */
+  class Loading extends MemoryStore {
+    members() {
+      const isClosed = Object.getOwnPropertyDescriptor(MemoryStore.prototype, 'isClosed')!.get!;
+      return {
+        put: (self: unknown) => this.put.call(self as object, { ...RECORD, name: '10.0.0.8' }, undefined, true),
+        changed: (self: unknown) => this.changed.call(self as object, true, RECORD, undefined),
+        isClosed: (self: unknown) => isClosed.call(self),
+      };
+    }
+  }
+  it.each([
+    ['put', '()'],
+    ['changed', '()'],
+    ['isClosed', ''],
+  ] as const)('%s, this undefined or another object → InvalidArgumentError naming it, the store unchanged', async (member, call) => {
+    const store = new Loading();
+    await store.create(RECORD);
+    const heard: string[] = [];
+    store.cache.subscribe({ onAdd: (r) => heard.push(`add ${r.name}`), onDelete: (r) => heard.push(`delete ${r.name}`) });
+    heard.length = 0;
+    for (const self of [undefined, {}]) {
+      let thrown: unknown;
+      try {
+        store.members()[member](self);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, `${member}, this ${quoteInput(self)}`).toBeInstanceOf(InvalidArgumentError);
+      expect((thrown as Error).message).toMatch(
+        new RegExp(
+          `^MemoryStore\\.${member}${call.replace(/[()]/g, '\\$&')} was (called|read) without its MemoryStore \\(this was (undefined|a value of type object)\\)`,
+        ),
+      );
+    }
+    expect([store.records().map((r) => r.name), heard]).toEqual([['10.0.0.7'], []]);
+    // and on the store itself they answer as before
+    store.members().put(store);
+    expect(store.members().isClosed(store)).toBe(false);
+    expect(store.records().map((r) => r.name)).toEqual(['10.0.0.7', '10.0.0.8']);
+  });
 });
 
 describe('the idioms that lose `this`', () => {
