@@ -147,17 +147,36 @@ const BUILT_IN_KINDS = new Set(
    Int32Array Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array`.split(/\s+/),
 );
 
-/** A function by its name, not its source (which String() gives: a whole class, for `MemoryStore` without `new`). */
+/**
+ * A function by its name, not its source (which String() gives: a whole class, for `MemoryStore`
+ * without `new`). Only a name its source says: an arrow, an anonymous function or class is named
+ * by JavaScript after the key or variable it was assigned to (`{ strategy: () => 0 }` is
+ * "strategy"), a name that says nothing of the value and reads as if it were a function of that name.
+ */
 function functionName(f: (...args: never[]) => unknown): string {
   let name = '';
   let isClass = false;
   try {
+    const source = Function.prototype.toString.call(f);
+    isClass = /^class\b/.test(source);
     const own = f.name;
-    if (typeof own === 'string' && own !== '') name = quoteText(cutText(own, 64));
-    isClass = /^class\b/.test(Function.prototype.toString.call(f));
+    const named = NATIVE_SOURCE.test(source) || !ANONYMOUS_SOURCE.test(source);
+    if (typeof own === 'string' && own !== '' && named) name = quoteText(cutText(own, 64));
   } catch {
     // a Proxy of a function whose traps throw, or a revoked one: no name or source to read
   }
-  if (isClass) return `the class ${name} (a missing \`new\`?)`;
+  if (isClass) return name === '' ? 'a class (a missing `new`?)' : `the class ${name} (a missing \`new\`?)`;
   return name === '' ? 'a function' : `the function ${name}`;
 }
+
+/**
+ * The source of a function that names none: an arrow (`() => 0`, `x => x`, `async () => 0`), an
+ * anonymous function expression (`function () {}`, `function* () {}`) or class (`class {}`,
+ * `class extends Base {}`). A built-in, a bound function or a Proxy shows no source (NATIVE_SOURCE),
+ * and is named by its name.
+ */
+const ANONYMOUS_SOURCE =
+  /^(?:(?:async\s*)?(?:\(|[\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*\s*=>)|(?:async\s+)?function\s*\*?\s*\(|class\s*(?:\{|extends\b))/u;
+
+/** The source a built-in, a bound function or a Proxy of a function shows. */
+const NATIVE_SOURCE = /\{\s*\[native code\]\s*\}$/;

@@ -122,7 +122,7 @@ describe('a long input is cut before it is quoted', () => {
     const before = `${'a'.repeat(62)}\u{1f600}${'b'.repeat(10)}`; // whole inside the first 64
     expect(quoteInput(before)).toBe(`"${'a'.repeat(62)}\u{1f600}"… (74 characters)`);
     // a function's name and an object's class are cut the same way
-    const named = { [emojiAtCut]: () => {} }[emojiAtCut]!;
+    const named = { [emojiAtCut]() {} }[emojiAtCut]!; // a method: its source names it
     expect(quoteInput(named)).toBe(`the function "${'a'.repeat(63)}"`);
   });
 });
@@ -402,6 +402,28 @@ describe('how an error quotes a value it was given', () => {
     expect(quoteInput(make)).toBe('the function "make"');
     expect(quoteInput(() => 1)).toBe('a function');
     expect(quoteInput(new Proxy(make, {}))).toBe('the function "make"');
+  });
+
+  it('a function or class JavaScript named after the key it was given under is said as one without a name', () => {
+    // `{ strategy: () => 0 }`: JavaScript names the arrow "strategy", which its source never says;
+    // 'got the function "strategy"' read as if the option named a function of that name
+    const given = {
+      strategy: () => 0,
+      random: () => 1,
+      store: class {},
+      *walk() {},
+      now: Math.random,
+    };
+    expect(given.strategy.name).toBe('strategy'); // what the message showed
+    expect(quoteInput(given.strategy)).toBe('a function');
+    expect(quoteInput(given.random)).toBe('a function');
+    expect(quoteInput(given.store)).toBe('a class (a missing `new`?)');
+    // a name its source says (a method, a declaration, a built-in) is still shown
+    expect(quoteInput(given.walk)).toBe('the function "walk"');
+    expect(quoteInput(given.now)).toBe('the function "random"');
+    expect(() => new Allocator('10.0.0.0/24', { strategy: (() => 0) as never })).toThrow(
+      /^options\.strategy must be one of upstream, .* or a strategy object \{ name, forRange\(view\) \}, got a function$/,
+    );
   });
 
   it("a symbol with its description's unseen characters escaped, as a string's", () => {
