@@ -335,3 +335,55 @@ describe('a method taken off its object: refused by the types', () => {
     expect(Object.keys(NO_THIS_PARAMETER).filter((name) => methods.get(name)?.some((t) => t !== 'object') !== true)).toEqual([]);
   });
 });
+
+/**
+ * Members the published declarations leave out (@internal) under a name, public or protected: a
+ * subclass of yours cannot see them, so its own member of that name (a field, a method) replaces
+ * the package's without a type error. KubernetesStore and KubernetesServiceCIDRs keep their
+ * informer and API requests under symbols (INFORMER, REQUESTS in adapters/kubernetes/lifecycle.ts)
+ * that no subclass can name; these members are still named, and listed so that none is added.
+ */
+const HIDDEN_UNDER_A_NAME = [
+  'Allocator.prefix',
+  'Allocator.allocateParsed',
+  'Allocator.allocateNextFreeOnly',
+  'Allocator.releaseParsed',
+  'Allocator.hasParsed',
+  'Allocator.fullWhy',
+  'Allocator.heldByCoolDown',
+  'Allocator.checkAllocate',
+  'Allocator.checkRelease',
+  'Allocator.checkAllocateNext',
+  'ReferenceAllocator.checkAllocate',
+  'ReferenceAllocator.checkRelease',
+  'ReferenceAllocator.checkAllocateNext',
+  'MetaAllocator.checkRelease',
+  'MetaAllocator.checkAllocate',
+  'MetaAllocator.checkAllocateNext',
+  'MetaAllocator.notReady',
+  'Range.prefix',
+  'Range.throwIfDestroyed',
+  'Range.checkInRange',
+  'MemoryStore.authority',
+  'MemoryStore.view',
+  'MemoryStore.newCache',
+];
+
+describe('what the declarations hide from a subclass', () => {
+  it('the Kubernetes classes hide no member under a name a subclass could reuse (their informer and requests are keyed by symbols); the other classes only those listed', () => {
+    const { checker, entries } = packageProgram();
+    const hidden: string[] = [];
+    for (const [, symbol] of entries) {
+      if (!(symbol.flags & ts.SymbolFlags.Class)) continue;
+      for (const member of checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol))) {
+        const declaration = member.valueDeclaration ?? member.declarations?.[0];
+        const name = (declaration as ts.NamedDeclaration | undefined)?.name;
+        if (declaration === undefined || name === undefined || !ts.isIdentifier(name)) continue; // a symbol's, a #field
+        if (ts.getCombinedModifierFlags(declaration as ts.Declaration) & ts.ModifierFlags.Private) continue; // shown as private: a redeclaration is a type error
+        if (ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'internal')) hidden.push(`${symbol.name}.${member.name}`);
+      }
+    }
+    expect(hidden.filter((m) => m.startsWith('Kubernetes'))).toEqual([]);
+    expect([...new Set(hidden)].sort()).toEqual([...HIDDEN_UNDER_A_NAME].sort());
+  });
+});

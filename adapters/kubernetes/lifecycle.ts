@@ -17,29 +17,38 @@ import type { CachedRecord, Informer, InformerStats, WaitForSyncOptions } from '
 import type { InformerState } from './informer-state.ts';
 import type { ApiRequests } from './requests.ts';
 
+/**
+ * The keys of the informer and the API requests an owner holds: symbols, which the published
+ * declarations leave out with the members, so that a subclass's own member, whatever its name
+ * (`informer`, a class field), cannot replace them. @internal
+ */
+export const INFORMER: unique symbol = Symbol('informer');
+/** @internal (see INFORMER) */
+export const REQUESTS: unique symbol = Symbol('requests');
+
 export abstract class InformerLifecycle<R extends CachedRecord> {
   /** The informer this object owns (its `owner` names this object in errors). @internal */
-  protected abstract readonly informer: Informer<R>;
+  protected abstract readonly [INFORMER]: Informer<R>;
   /** The API requests this object makes (close() aborts those in flight). @internal */
-  protected abstract readonly requests: ApiRequests;
+  protected abstract readonly [REQUESTS]: ApiRequests;
   protected closed = false;
 
   /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
   get state(): InformerState {
     if (!(this instanceof InformerLifecycle)) throw unboundRead(this, 'state');
-    return this.informer.state;
+    return this[INFORMER].state;
   }
 
   /** List/watch counters: a frozen snapshot, so that no assignment to it changes the informer's own. */
   get stats(): Readonly<InformerStats> {
     if (!(this instanceof InformerLifecycle)) throw unboundRead(this, 'stats');
-    return Object.freeze({ ...this.informer.stats });
+    return Object.freeze({ ...this[INFORMER].stats });
   }
 
   /** The last list/watch failure, cleared once the cache is kept up to date again (a list, or a watch answered after one was refused). */
   get lastError(): Error | undefined {
     if (!(this instanceof InformerLifecycle)) throw unboundRead(this, 'lastError');
-    return this.informer.lastError;
+    return this[INFORMER].lastError;
   }
 
   /** Calls `listener(state, error?)` on every state change and on every list/watch failure; returns the unsubscriber. */
@@ -47,7 +56,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   onStateChange(this: InformerLifecycle<R>, listener: (state: InformerState, error?: Error) => void): () => void {
     checkThis(this, 'onStateChange');
     this.assertOpen();
-    return this.informer.onStateChange(listener);
+    return this[INFORMER].onStateChange(listener);
   }
 
   /** Starts the list + watch (when constructed with `start: false`); a second call does nothing. */
@@ -55,7 +64,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   start(this: InformerLifecycle<R>): void {
     checkThis(this, 'start');
     this.assertOpen();
-    this.informer.start();
+    this[INFORMER].start();
   }
 
   /**
@@ -71,8 +80,8 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   waitForSync(this: object, options?: WaitForSyncOptions): Promise<void>;
   waitForSync(this: InformerLifecycle<R>, options?: WaitForSyncOptions): Promise<void> {
     if (!(this instanceof InformerLifecycle)) return Promise.reject(unboundCall(this, 'waitForSync'));
-    if (this.closed) return Promise.reject(new ErrDestroyed(this.informer.owner));
-    return this.informer.waitForSync(options);
+    if (this.closed) return Promise.reject(new ErrDestroyed(this[INFORMER].owner));
+    return this[INFORMER].waitForSync(options);
   }
 
   /**
@@ -85,10 +94,10 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     checkThis(this, 'close');
     if (this.closed) return;
     this.closed = true;
-    this.informer.stop();
-    const destroyed = () => new ErrDestroyed(this.informer.owner);
-    this.requests.abortAll(destroyed);
-    this.requests.closeConnections(destroyed);
+    this[INFORMER].stop();
+    const destroyed = () => new ErrDestroyed(this[INFORMER].owner);
+    this[REQUESTS].abortAll(destroyed);
+    this[REQUESTS].closeConnections(destroyed);
   }
 
   /** close(), for `using`. */
@@ -99,7 +108,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
 
   /** Throws ErrDestroyed once closed. */
   protected assertOpen(): void {
-    if (this.closed) throw new ErrDestroyed(this.informer.owner);
+    if (this.closed) throw new ErrDestroyed(this[INFORMER].owner);
   }
 }
 

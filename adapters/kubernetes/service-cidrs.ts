@@ -40,7 +40,7 @@ import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, malformedAnswer, namesObject, redirectedTo, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
-import { checkThis, InformerLifecycle } from './lifecycle.ts';
+import { checkThis, INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import {
   checkInformerOptions,
@@ -371,9 +371,9 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   readonly path: string;
   readonly selector: LabelSelector | undefined;
   /** @internal */
-  protected readonly informer: Informer<ServiceCIDRRecord>;
+  protected readonly [INFORMER]: Informer<ServiceCIDRRecord>;
   /** @internal */
-  protected readonly requests: ApiRequests;
+  protected readonly [REQUESTS]: ApiRequests;
   /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
   private readonly subscriptions = new Set<{ readonly watcher: ServiceCIDRWatcher }>();
   /** Where a subscriber's throw goes (options.onWatcherError, else console.error). */
@@ -391,13 +391,13 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     const backoff = checkInformerOptions(options, 'KubernetesServiceCIDRs');
     this.apiVersion = checkApiVersion(options.apiVersion);
     const api = apiFor(kc, this.apiVersion);
-    const requests = (this.requests = requestsFor(kc, options.requestTimeoutMs, 'KubernetesServiceCIDRs'));
+    const requests = (this[REQUESTS] = requestsFor(kc, options.requestTimeoutMs, 'KubernetesServiceCIDRs'));
     const path = (this.path = `/apis/${GROUP}/${this.apiVersion}/servicecidrs`);
     const text = selectorOption(options.labelSelector);
     this.selector = text !== undefined ? parseLabelSelector(text) : undefined;
 
     const lw = clientNodeListerWatcher(kc, requests, RESOURCE, path, (params, opts) => api.listServiceCIDR(params, opts));
-    this.informer = new Informer<ServiceCIDRRecord>(lw, RESOURCE, {
+    this[INFORMER] = new Informer<ServiceCIDRRecord>(lw, RESOURCE, {
       owner: 'KubernetesServiceCIDRs',
       kind: 'ServiceCIDR',
       apiVersion: `${GROUP}/${this.apiVersion}`,
@@ -416,10 +416,10 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
         if (this.subscriptions.has(sub)) this.deliver(sub.watcher, kind, sc);
       }
     };
-    this.informer.subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
+    this[INFORMER].subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
     // read-only at run time too, as KubernetesStore's (store.ts)
     readOnlyFields(this, 'apiVersion', 'path', 'selector');
-    if (options.start ?? true) this.informer.start();
+    if (options.start ?? true) this[INFORMER].start();
   }
 
   // --- ServiceCIDRSource -----------------------------------------------------------------------
@@ -456,7 +456,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   hasSynced(this: KubernetesServiceCIDRs): boolean {
     checkSource(this, 'hasSynced');
     this.assertOpen();
-    return this.informer.hasSynced();
+    return this[INFORMER].hasSynced();
   }
 
   /** The objects known now, in creation order. */
@@ -464,7 +464,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   list(this: KubernetesServiceCIDRs): ServiceCIDRRecord[] {
     checkSource(this, 'list');
     this.assertOpen();
-    return this.informer.list().sort(compareCreation); // as a MetaAllocator orders its ranges
+    return this[INFORMER].list().sort(compareCreation); // as a MetaAllocator orders its ranges
   }
 
   /** The object named `name` as last seen, or undefined. */
@@ -473,7 +473,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     checkSource(this, 'get');
     this.assertOpen();
     if (typeof name !== 'string') throw notAName(name, 'KubernetesServiceCIDRs.get'); // named here, not as the informer's cache.get
-    return this.informer.get(name);
+    return this[INFORMER].get(name);
   }
 
   /** Stops the informer (aborting its watch); subscribers get no further events. */

@@ -44,7 +44,7 @@ import { malformedAnswer, translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
-import { InformerLifecycle } from './lifecycle.ts';
+import { INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
 import {
   GROUP,
   deleteOutcome,
@@ -90,9 +90,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   readonly selector: LabelSelector | undefined;
   private readonly api: IPAddressApi;
   /** @internal */
-  protected readonly informer: Informer;
+  protected readonly [INFORMER]: Informer;
   /** @internal */
-  protected readonly requests: ApiRequests;
+  protected readonly [REQUESTS]: ApiRequests;
   private readonly readYourWrites: boolean;
 
   /**
@@ -117,7 +117,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     }
     this.readYourWrites = options.readYourWrites ?? true;
     const cluster = kc.getCurrentCluster();
-    const requests = (this.requests = new ApiRequests(
+    const requests = (this[REQUESTS] = new ApiRequests(
       cluster ? shownServer(cluster.server) : 'the API server',
       requestTimeoutOption(options.requestTimeoutMs, 'KubernetesStore'),
       kc,
@@ -135,7 +135,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     this.selector = parts.length > 0 ? parseLabelSelector(parts.join(',')) : undefined;
 
     const lw = clientNodeListerWatcher(kc, requests, RESOURCE, this.path, (params, opts) => this.api.listIPAddress(params, opts));
-    this.informer = new Informer(lw, RESOURCE, {
+    this[INFORMER] = new Informer(lw, RESOURCE, {
       owner: 'KubernetesStore',
       kind: 'IPAddress',
       apiVersion: `${GROUP}/${this.apiVersion}`,
@@ -148,7 +148,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // what the store was made with, which its informer lists by: read-only at run time too, as an
     // allocator's fields are (the selector itself is frozen: parseLabelSelector)
     readOnlyFields(this, 'apiVersion', 'path', 'selector');
-    if (options.start ?? true) this.informer.start();
+    if (options.start ?? true) this[INFORMER].start();
   }
 
   /** The selector's text when the cache leaves out a record with `labels` (see CACHE_LEAVES_OUT). @internal */
@@ -158,9 +158,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
 
   /** The informer view (its methods throw ErrDestroyed after close()). */
   get cache(): StoreCache {
-    // read without the store, `this.informer` of another object would be undefined, no error
+    // read without the store, `this[INFORMER]` of another object would be undefined, no error
     if (!(this instanceof KubernetesStore)) throw unboundRead(this, 'KubernetesStore', 'cache');
-    return this.informer;
+    return this[INFORMER];
   }
 
   /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
@@ -176,7 +176,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       validateFields(own.name, own.labels, own.parentRef);
       const record = own as IPAddressRecord;
       const body = bodyOf(own, this.apiVersion);
-      const history = this.informer.history;
+      const history = this[INFORMER].history;
       // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
       // a field of the wrong type): nothing to cache or return. The request may have created it, as
       // after a timeout; the watch will show it.
@@ -185,17 +185,17 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let created: unknown;
       try {
         created = await requestJson(
-          this.requests,
+          this[REQUESTS],
           { verb: 'create', resource: RESOURCE, name: record.name },
           (opts) => this.api.createIPAddress({ body: body as never }, opts),
           malformed,
         );
       } catch (err) {
-        throw translate(err, 'create', RESOURCE, record.name, this.requests.server);
+        throw translate(err, 'create', RESOURCE, record.name, this[REQUESTS].server);
       }
       const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
       if (problem !== undefined) throw malformed(problem);
-      if (this.readYourWrites) this.informer.appliedCreate(created as IPAddressObject, history);
+      if (this.readYourWrites) this[INFORMER].appliedCreate(created as IPAddressObject, history);
       return toRecord(created as IPAddressObject);
     } catch (e) {
       throw orUnbound(e, this, 'create'); // on the allocation path: checked on failure only
@@ -219,8 +219,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       if (!isPathSegmentName(name)) throw new NotFoundError(name);
       // The record this delete is meant for, as the cache holds it now: the one to drop when the
       // answer does not name the object it removed.
-      const sent = this.informer.get(name);
-      const history = this.informer.history;
+      const sent = this[INFORMER].get(name);
+      const history = this[INFORMER].history;
       // A delete sent again after a 5xx (which may have taken effect) names the object it meant by
       // its uid: the name may belong to a new object by then — another owner's allocation, which a
       // plain delete would remove, freeing its address for a second owner. Without a uid known (the
@@ -234,7 +234,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let resent = false;
       try {
         const reply = await requestJson(
-          this.requests,
+          this[REQUESTS],
           { verb: 'delete', resource: RESOURCE, name },
           (opts, afterServerError) => {
             resent = afterServerError;
@@ -250,14 +250,14 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         // upstream's lister keeps it, its address taken) until the watch reports it gone.
         outcome = deleteOutcome(reply);
       } catch (err) {
-        const e = translate(err, 'delete', RESOURCE, name, this.requests.server);
+        const e = translate(err, 'delete', RESOURCE, name, this[REQUESTS].server);
         // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
         // says only that the object there is not the one the cache knew, which may be stale (our
         // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
         if (!resent || e.name !== 'NotFoundError') throw e;
         outcome = { finished: true, uid: uid! };
       }
-      if (this.readYourWrites && outcome.finished) this.informer.appliedDelete(name, outcome.uid, sent, history);
+      if (this.readYourWrites && outcome.finished) this[INFORMER].appliedDelete(name, outcome.uid, sent, history);
     } catch (e) {
       throw orUnbound(e, this, 'delete');
     }
@@ -276,7 +276,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       const malformed = (what: string) => malformedAnswer('get', RESOURCE, name, what);
       try {
         const obj = await requestJson(
-          this.requests,
+          this[REQUESTS],
           { verb: 'get', resource: RESOURCE, name },
           (opts) => this.api.readIPAddress({ name }, opts),
           malformed,
@@ -285,7 +285,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         if (problem !== undefined) throw malformed(problem);
         return toRecord(obj as IPAddressObject);
       } catch (err) {
-        const e = translate(err, 'get', RESOURCE, name, this.requests.server);
+        const e = translate(err, 'get', RESOURCE, name, this[REQUESTS].server);
         if (e.name === 'NotFoundError') return undefined;
         throw e;
       }

@@ -738,6 +738,39 @@ describe.each(UNBOUND_SYMBOL_MEMBERS)('%s: [Symbol.dispose] and the inspect meth
   });
 });
 
+// The informer and the API requests a KubernetesStore or a KubernetesServiceCIDRs holds are left
+// out of the published declarations: a subclass of yours cannot see them, so it may name a member
+// of its own `informer` or `requests` (a class field is defined on the object after the base
+// constructor ran), which must not replace them.
+describe('KubernetesStore and KubernetesServiceCIDRs: a subclass with fields of its own named informer and requests', () => {
+  /** What a class field `informer = …` does: defined on the object once the base constructor returned. */
+  function ownFields<T extends object>(target: T): T {
+    for (const key of ['informer', 'requests']) {
+      Object.defineProperty(target, key, { value: `my own ${key}`, writable: true, enumerable: true, configurable: true });
+    }
+    return target;
+  }
+  it.each([
+    ['KubernetesStore', () => ownFields(new KubernetesStore(unreachableCluster(), { start: false }))],
+    ['KubernetesServiceCIDRs', () => ownFields(new KubernetesServiceCIDRs(unreachableCluster(), { start: false }))],
+  ] as const)('%s: its state, cache and lifecycle work as before, and the fields keep their values', async (_name, make) => {
+    const target = make();
+    expect(target.state).toBe('syncing');
+    expect(target.stats.lists).toBe(0);
+    const changes: string[] = [];
+    target.onStateChange((state) => changes.push(state));
+    if (target instanceof KubernetesStore) expect(target.cache.hasSynced()).toBe(false);
+    else expect([target.hasSynced(), target.list()]).toEqual([false, []]);
+    target.close();
+    expect([target.state, changes]).toEqual(['stopped', ['stopped']]);
+    expect(await failure(() => target.waitForSync())).toBeInstanceOf(ErrDestroyed);
+    expect(Object.entries(target).filter(([key]) => key === 'informer' || key === 'requests')).toEqual([
+      ['informer', 'my own informer'],
+      ['requests', 'my own requests'],
+    ]);
+  });
+});
+
 describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycle called without its object', () => {
   const kc = () => kubeConfigFor('http://127.0.0.1:9');
   it.each([
