@@ -85,8 +85,9 @@ export function nameErrorClasses(classes: Readonly<Record<string, abstract new (
  * `instanceof IPAllocatorError` holds, so that a switch over it or a comparison with a misspelt
  * code does not compile. Each class's own `code` is its literal
  * (`ErrFull.code` is `'ERR_RANGE_FULL'`); a subclass of your own keeps the code of the class it
- * extends. Codes are added in minor versions, with the classes that carry them: a switch should
- * keep a `default` branch.
+ * extends, unless it declares one (`static code = …`): plain JavaScript takes any value there, so
+ * at run time the `code` of your own errors may be outside this union. Codes are added in minor
+ * versions, with the classes that carry them: a switch should keep a `default` branch.
  */
 export type IPAllocatorErrorCode =
   | 'ERR_IPALLOCATOR'
@@ -113,7 +114,10 @@ export type IPAllocatorErrorCode =
 export class IPAllocatorError extends Error {
   /** The stable code of this class; every instance carries it as `error.code`. */
   static readonly code: IPAllocatorErrorCode = 'ERR_IPALLOCATOR';
-  /** Stable across versions: the class's static `code`, one of IPAllocatorErrorCode. */
+  /**
+   * Stable across versions: the class's static `code`, one of IPAllocatorErrorCode for every
+   * error of this package (a subclass of yours that declares a code of its own carries that one).
+   */
   readonly code: IPAllocatorErrorCode;
 
   /**

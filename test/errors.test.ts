@@ -203,6 +203,12 @@ describe('typed errors', () => {
     const mine: unknown = new RangeExhausted();
     if (mine instanceof RangeExhausted) expectTypeOf(mine.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
     expect([new RangeExhausted().code, new Ours('x').code]).toEqual(['ERR_RANGE_FULL', 'ERR_IPALLOCATOR']);
+    // one that declares a code of its own (plain JavaScript takes any) carries it, outside the
+    // union at run time: the default branch gets it (docs/api.md)
+    class Mine extends IPAllocatorError {
+      static override readonly code = 'ERR_MINE' as never;
+    }
+    expect(handled(new Mine('mine'))).toBe('ERR_MINE');
   });
 
   it('an input error carries the trace of where it was made', () => {
