@@ -3,6 +3,7 @@
 // choice, and holds again what a failed allocation returned — and what a strategy may see of it
 // (Cooling).
 import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import { unboundOr, unboundRead } from './input.ts';
 import type { FreeIndex } from './free-index.ts';
 import { OffsetMap } from './offset-map.ts';
 import { quoteInput } from './quote.ts';
@@ -25,12 +26,24 @@ export class Cooling {
 
   /** Held offsets. */
   get size(): number {
-    return this.#queue.size;
+    try {
+      return this.#queue.size;
+    } catch (e) {
+      if (this instanceof Cooling) throw e;
+      throw unboundRead(this, 'Cooling', 'size'); // read off another object, or off none
+    }
   }
 
   /** Whether (hi, lo) is held. */
-  holds(hi: number, lo: number): boolean {
-    return this.#queue.holds(hi, lo);
+  holds(this: object, hi: number, lo: number): boolean;
+  holds(this: Cooling, hi: number, lo: number): boolean {
+    // a strategy may ask this for each candidate: checked on failure only (the TypeError of #queue
+    // read off another object, or off none)
+    try {
+      return this.#queue.holds(hi, lo);
+    } catch (e) {
+      throw unboundOr(e, this, Cooling, 'Cooling', 'holds');
+    }
   }
 }
 

@@ -6,6 +6,8 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { Allocator } from '../../adapters/allocator.ts';
+import { coolDown } from '../../adapters/cool-down.ts';
+import type { Cooling } from '../../adapters/cooling.ts';
 import { DualStackAllocator } from '../../adapters/dual-stack.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../../adapters/errors.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
@@ -160,6 +162,23 @@ const IP_ALLOCATOR_METHODS: MethodCall[] = [
 /** A cluster nothing answers at: the Kubernetes classes are made with `start: false`, and no call here reaches it. */
 const unreachableCluster = () => kubeConfigFor('http://127.0.0.1:9');
 
+/** The Cooling a coolDown chooser shows a strategy (what it holds), taken from a Range's chooser. */
+function cooling(): Cooling {
+  let seen: Cooling | undefined;
+  const range = new Range('10.0.0.0/29', {
+    strategy: {
+      name: 'seeing',
+      forRange(view) {
+        const chooser = coolDown('lowest-free', { allocations: 1 }).forRange(view);
+        seen = chooser.cooling;
+        return chooser;
+      },
+    },
+  });
+  range.destroy();
+  return seen!;
+}
+
 /** An InMemoryServiceCIDRs holding `kubernetes`, which its methods that take a name find. */
 function serviceCIDRs(): InMemoryServiceCIDRs {
   const cidrs = new InMemoryServiceCIDRs();
@@ -311,6 +330,8 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
   ],
   // the generator of the `random` option, seededRandom's
   ['Xoshiro128', () => seededRandom(1), [['nextU32', false, []]]],
+  // what a coolDown chooser holds, as a strategy of yours sees it
+  ['Cooling', cooling, [['holds', false, [0, 0]]]],
 ];
 
 describe.each(UNBOUND_CASES)('%s: a method called without its object', (className, make, methods) => {
@@ -690,6 +711,18 @@ describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (classNam
       expect(Reflect.get(Object.create(target) as object, getter)).toBe(expected);
     },
   );
+});
+
+it('Cooling: size read without its object → InvalidArgumentError naming it, as the other getters', () => {
+  const target = cooling();
+  const size = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(target), 'size')!.get!;
+  for (const self of [undefined, {}]) {
+    expect(() => size.call(self)).toThrow(InvalidArgumentError);
+    expect(() => size.call(self)).toThrow(
+      /^Cooling\.size was read without its Cooling \(this was (undefined|a value of type object)\): read it on the object, cooling\.size$/,
+    );
+  }
+  expect(target.size).toBe(0);
 });
 
 // The members keyed by a symbol, `[Symbol.dispose]` (what `using` calls) and the inspect method
