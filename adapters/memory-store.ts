@@ -443,9 +443,14 @@ export class MemoryStore implements Store, SyncStoreOps {
   readonly cache: StoreCache;
   /** This store's synchronous operations (itself), or null with `syncOps: false`. */
   readonly sync: SyncStoreOps | null;
-  /** Counts writes: the resourceVersion of the next record is `version + 1`. */
-  private version = 0;
-  private closed = false;
+  /**
+   * What changes after construction, in one object of its own rather than in fields of the
+   * store: a wrapper made with Object.create(store) reads it from the store and so writes the
+   * store's own (a field written through the wrapper became the wrapper's, which then counted on
+   * its own and gave a uid the store gave again), and a frozen store (Object.freeze) still
+   * writes it. `version` counts writes: the resourceVersion of the next record is `version + 1`.
+   */
+  private readonly state = { version: 0, closed: false };
   private readonly timestamps: boolean;
 
   /** An empty store. Every record is validated at the door (InvalidRecordError). */
@@ -505,7 +510,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   createSync(this: object, record: NewIPAddressRecord): IPAddressRecord;
   createSync(this: MemoryStore, record: NewIPAddressRecord): IPAddressRecord {
     try {
-      if (this.closed) throw destroyed();
+      if (this.state.closed) throw destroyed();
       const given = readRecord(record); // refused: not a record, or one that throws when read
       const name = given.name as string;
       // An allocator's own write (its write-only label set, by identity: writeLabelsFor) is
@@ -539,7 +544,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   deleteSync(this: object, name: string): void;
   deleteSync(this: MemoryStore, name: string): void {
     try {
-      if (this.closed) throw destroyed();
+      if (this.state.closed) throw destroyed();
       if (typeof name !== 'string') throw notAName(name, 'MemoryStore.deleteSync');
       const r = this.authority.delete(name);
       if (r === undefined) throw new NotFoundError(name);
@@ -553,7 +558,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   getSync(this: object, name: string): IPAddressRecord | undefined;
   getSync(this: MemoryStore, name: string): IPAddressRecord | undefined {
     try {
-      if (this.closed) throw destroyed();
+      if (this.state.closed) throw destroyed();
       if (typeof name !== 'string') throw notAName(name, 'MemoryStore.getSync');
       return handOut(this.authority.get(name));
     } catch (e) {
@@ -564,14 +569,14 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** Number of watchers subscribed to the cache. */
   get watcherCount(): number {
     if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'watcherCount');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     return this.view.watcherCount;
   }
 
   /** Number of records in the authority. */
   get size(): number {
     if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'size');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     return this.authority.size;
   }
 
@@ -579,7 +584,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   records(this: object): IPAddressRecord[];
   records(this: MemoryStore): IPAddressRecord[] {
     checkThis(this, 'records');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     const all = this.authority.values();
     for (let i = 0; i < all.length; i++) handOut(all[i]);
     return all;
@@ -592,7 +597,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   validate(this: object): { records: number; slots: number };
   validate(this: MemoryStore): { records: number; slots: number } {
     checkThis(this, 'validate');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     return this.authority.validate();
   }
 
@@ -603,14 +608,13 @@ export class MemoryStore implements Store, SyncStoreOps {
   close(this: object): void;
   close(this: MemoryStore): void {
     checkThis(this, 'close');
-    // `closed` is written on the store that holds it: an object made with Object.create(store)
-    // reads it from there, and written onto that object it left the store open over its closed cache
-    let store: MemoryStore | null = this;
-    while (store !== null && !Object.hasOwn(store, 'closed')) store = Object.getPrototypeOf(store) as MemoryStore | null;
-    if (store === null) throw unboundCall(this, 'MemoryStore', 'close'); // Object.create(MemoryStore.prototype): no store under it
-    if (store.closed) return;
-    store.closed = true;
-    store.view.close();
+    // `state` is the store's own, read through an object made with Object.create(store) too: so
+    // the store itself is closed, not only its cache
+    const state = this.state as MemoryStore['state'] | undefined;
+    if (state === undefined) throw unboundCall(this, 'MemoryStore', 'close'); // Object.create(MemoryStore.prototype): no store under it
+    if (state.closed) return;
+    state.closed = true;
+    this.view.close();
   }
 
   [Symbol.dispose](): void {
@@ -620,7 +624,7 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /** What console.log and util.inspect show, in Node and Deno: its record count and watchers, or that it is closed (inspection). */
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
-    const live = () => (this.closed ? { closed: true } : { size: this.authority.size, watcherCount: this.view.watcherCount });
+    const live = () => (this.state.closed ? { closed: true } : { size: this.authority.size, watcherCount: this.view.watcherCount });
     return inspection(this, MemoryStore, 'MemoryStore', () => ({}), live, depth, options, inspect);
   }
 
@@ -628,7 +632,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   protected get isClosed(): boolean {
     // read with another object, `this.closed` would be undefined: an open store, no error
     if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'isClosed');
-    return this.closed;
+    return this.state.closed;
   }
 
   /**
@@ -656,7 +660,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     previous: IPAddressRecord | undefined,
     announce: boolean,
   ): IPAddressRecord {
-    const stored = new StoredRecord(name, labels, ref, ++this.version, this.timestamps ? Date.now() : Number.NaN);
+    const stored = new StoredRecord(name, labels, ref, ++this.state.version, this.timestamps ? Date.now() : Number.NaN);
     this.authority.set(stored.name, stored);
     if (announce) this.changed(true, stored, previous);
     return stored;

@@ -129,6 +129,32 @@ describe('MemoryStore after close()', () => {
     expect(await failure(() => s.cache.list())).toBeInstanceOf(ErrDestroyed);
     expect(() => wrapper.close()).not.toThrow();
   });
+  it('written through an object made from it (Object.create(store)): each record still gets a uid and resourceVersion of its own', () => {
+    // the write counter was written onto the wrapper, which then counted on its own from the
+    // store's value: the store's next record got the uid the wrapper had just given one
+    const s = new MemoryStore();
+    const wrapper = Object.create(s) as MemoryStore;
+    const made = [
+      s.createSync({ ...record, name: '10.0.0.1' }),
+      wrapper.createSync({ ...record, name: '10.0.0.2' }),
+      s.createSync({ ...record, name: '10.0.0.3' }),
+      wrapper.createSync({ ...record, name: '10.0.0.4' }),
+    ];
+    expect(new Set(made.map((r) => r.uid)).size).toBe(4);
+    expect(made.map((r) => r.resourceVersion)).toEqual(['1', '2', '3', '4']);
+    expect(Object.keys(wrapper)).toEqual([]);
+  });
+  it('frozen (Object.freeze): it stores, deletes and closes as before, and an allocator over it allocates', async () => {
+    const s = Object.freeze(new MemoryStore());
+    const a = new Allocator('10.0.0.0/28', { store: s });
+    const ip = await a.allocateNext(OWNER);
+    expect(s.records().map((r) => r.name)).toEqual([ip]);
+    await a.release(ip);
+    expect(s.size).toBe(0);
+    a.destroy();
+    s.close();
+    expect(await failure(() => s.create(record))).toBeInstanceOf(ErrDestroyed);
+  });
   it('an allocator on a closed store fails with ErrDestroyed, never allocates', async () => {
     const s = new MemoryStore();
     const a = new Allocator('10.0.0.0/24', { store: s });
