@@ -244,9 +244,10 @@ interface KnownServiceCIDR {
  * Object.create(metaAllocator) — a wrapper overriding one method — and the MetaAllocator under it
  * share it, as they share an Allocator's state. An assignment through the wrapper would give the
  * wrapper a field of its own, and the two would part: a range waiting on memory, built by the
- * wrapper's call, stayed out of the order of the MetaAllocator under it. (`seq` and `labelled`
- * stay fields: only the source's and the store's watchers change them, through closures made in
- * the constructor, whose `this` is the MetaAllocator.)
+ * wrapper's call, stayed out of the order of the MetaAllocator under it. What only the source's
+ * and the store's watchers change (`seq`, `labelled`) is here too, so that a frozen MetaAllocator
+ * (Object.freeze) still follows its store and its source: as fields, each event threw a TypeError
+ * into the watcher.
  */
 interface Shared {
   destroyed: boolean;
@@ -289,6 +290,18 @@ interface Shared {
   undestroyed: Allocator[];
   /** [STOP_SEARCHES] was called: every range, those made since too, stops its searches. */
   stopping: boolean;
+  /** The family's labelled records in the cache (upstream Used: not filtered by CIDR), kept from the events. */
+  labelled: number;
+  /** The next ServiceCIDR's sequence number (KnownServiceCIDR.seq). */
+  seq: number;
+  /**
+   * The source's hasSynced, read once, until it answers true (null then, and for a source without
+   * one): till then an allocateNext that found no range full answers ErrNotReady, not ErrFull,
+   * since the ranges may not all be known yet. Not asked again once synced, as an informer's
+   * HasSynced stays true: a source closed since (whose methods then throw) is not asked, and one
+   * closed before it was seen synced is taken as synced (sourceSynced).
+   */
+  sourceHasSynced: (() => unknown) | null;
 }
 
 const TWO53 = 9007199254740992;
@@ -319,15 +332,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly indexKind: IndexKind | undefined;
   private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
-  /**
-   * The source's hasSynced, read once, until it answers true (null then, and for a source without
-   * one): till then an allocateNext that found no range full answers ErrNotReady, not ErrFull,
-   * since the ranges may not all be known yet. Not asked again once synced, as an informer's
-   * HasSynced stays true: a source closed since (whose methods then throw) is not asked, and one
-   * closed before it was seen synced is taken as synced (sourceSynced).
-   */
-  private sourceHasSynced: (() => unknown) | null;
-
   /** canonical CIDR → range. */
   private readonly entries = new Map<string, RangeEntry>();
   /**
@@ -348,7 +352,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * by one O(n³).
    */
   private readonly dirty = new Set<string>();
-  private seq = 0;
   /** skipKey(serviceCIDR, cidr) → the report. */
   private readonly skips = new Map<string, SkippedCIDR>();
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
@@ -360,11 +363,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * ErrMismatchedNetwork or ErrFull.
    */
   private readonly starved = new Map<string, { prefix: Prefix; refs: Set<string>; ready: boolean; reason: OutOfMemoryError }>();
-  /** The family's labelled records in the cache (upstream Used: not filtered by CIDR), kept from the events. */
-  private labelled = 0;
   private readonly unsubscribeStore: () => void;
   private unsubscribeSource: () => void;
-  /** What its methods change other than the contents of its maps and sets: see Shared. */
+  /**
+   * What its methods and its watchers change other than the contents of its maps and sets: see
+   * Shared. One object, not fields of its own, so that a frozen MetaAllocator (Object.freeze)
+   * still follows its store and its source, and a wrapper made with Object.create(meta) shares it.
+   */
   private readonly shared: Shared = {
     destroyed: false,
     metrics: undefined,
@@ -377,6 +382,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     resync: false,
     undestroyed: [],
     stopping: false,
+    labelled: 0,
+    seq: 0,
+    sourceHasSynced: null,
   };
   private readonly words = new Uint32Array(4);
 
@@ -394,7 +402,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
     }
     const hasSynced = readMember(source, 'hasSynced', 'source');
-    this.sourceHasSynced = typeof hasSynced === 'function' ? () => hasSynced.call(source) : null;
+    this.shared.sourceHasSynced = typeof hasSynced === 'function' ? () => hasSynced.call(source) : null;
     checkIPFamily(family);
     // undefined is the default; null is refused, as every other option refuses it
     const policy = opts.policy === undefined ? 'upstream' : opts.policy;
@@ -434,11 +442,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
           // never below 0, as an Allocator's count (TakenAddresses.count): a delete the cache
           // should not have delivered (twice, or of a record it never added) is ignored
           onAdd: (r, previous) => {
-            this.labelled = Math.max(0, this.labelled + labelledChange(r, previous, this.ipFamily));
+            this.shared.labelled = Math.max(0, this.shared.labelled + labelledChange(r, previous, this.ipFamily));
             router.onAdd(r, previous);
           },
           onDelete: (r) => {
-            if (hasAllocatorLabels(r, this.ipFamily)) this.labelled = Math.max(0, this.labelled - 1);
+            if (hasAllocatorLabels(r, this.ipFamily)) this.shared.labelled = Math.max(0, this.shared.labelled - 1);
             router.onDelete(r);
           },
           onResync: () => router.onResync(),
@@ -494,7 +502,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * with the source's ErrDestroyed, which would say this MetaAllocator is destroyed.
    */
   private sourceSynced(): boolean {
-    const hasSynced = this.sourceHasSynced;
+    const hasSynced = this.shared.sourceHasSynced;
     if (hasSynced === null) return true;
     let answer: unknown;
     try {
@@ -504,7 +512,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       answer = true;
     }
     if (!syncedAnswer(answer, "the ServiceCIDR source's hasSynced()")) return false;
-    this.sourceHasSynced = null;
+    this.shared.sourceHasSynced = null;
     return true;
   }
 
@@ -953,7 +961,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   used(this: MetaAllocator): number {
     checkThis(this, 'used');
     this.live();
-    return this.labelled;
+    return this.shared.labelled;
   }
 
   /**
@@ -965,7 +973,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     checkThis(this, 'free');
     this.live();
     this.retryForMemory();
-    const used = BigInt(this.labelled);
+    const used = BigInt(this.shared.labelled);
     const top = this.shared.tops.size;
     return used > top ? 0n : top - used;
   }
@@ -1204,7 +1212,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => {
       this.live();
-      return { ranges: this.shared.order.filter((e) => !e.removed).map((e) => e.cidr), used: this.labelled };
+      return { ranges: this.shared.order.filter((e) => !e.removed).map((e) => e.cidr), used: this.shared.labelled };
     };
     return inspection(this, MetaAllocator, 'MetaAllocator', () => ({ ipFamily: this.ipFamily }), live, depth, options, inspect);
   }
@@ -1271,7 +1279,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       k.sc = sc;
       k.ours = ours;
     } else {
-      this.known.set(sc.name, { sc, seq: this.seq++, ours });
+      this.known.set(sc.name, { sc, seq: this.shared.seq++, ours });
     }
     this.sync();
   }
@@ -1371,7 +1379,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   private retryForMemory(): void {
     const wait = this.shared.memoryWait;
-    if (wait === null || this.destroyed || (memoryHeadroom() <= wait.headroom && this.labelled >= wait.records)) return;
+    if (wait === null || this.destroyed || (memoryHeadroom() <= wait.headroom && this.shared.labelled >= wait.records)) return;
     try {
       this.sync();
     } finally {
@@ -1561,7 +1569,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Notes a range this pass could not build for lack of memory: the lowest headroom of its failures, and the records now. */
   private waitForMemory(): void {
     const headroom = Math.min(this.shared.memoryWait?.headroom ?? Infinity, memoryHeadroom());
-    this.shared.memoryWait = { headroom, records: this.labelled };
+    this.shared.memoryWait = { headroom, records: this.shared.labelled };
   }
 
   /**

@@ -163,6 +163,32 @@ describe('MemoryStore after close()', () => {
   });
 });
 
+describe('MetaAllocator frozen (Object.freeze)', () => {
+  it('follows the store and its ServiceCIDRs, counts and allocates as before', async () => {
+    // its count of labelled records, its ServiceCIDR sequence and its source's sync check were
+    // fields of its own: each store event and each ServiceCIDR change threw a TypeError into the
+    // watcher, which the store and the source rethrow (an uncaught exception), the count left behind
+    const errors: unknown[] = [];
+    const store = new MemoryStore({ onWatcherError: (e) => errors.push(e) });
+    const cidrs = new InMemoryServiceCIDRs({ onWatcherError: (e) => errors.push(e) });
+    cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+    const meta = Object.freeze(new MetaAllocator('IPv4', cidrs, { store }));
+    const ip = await meta.allocateNext(OWNER);
+    store.createSync({ ...RECORD, name: '10.0.0.200' }); // another writer's record, in no range
+    cidrs.addServiceCIDR('b', ['10.0.1.0/28']);
+    await meta.allocate('10.0.1.3', OWNER);
+    expect(errors).toEqual([]);
+    expect(meta.used()).toBe(3);
+    expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([
+      ['10.0.0.0/28', 1],
+      ['10.0.1.0/28', 1],
+    ]);
+    await meta.release(ip);
+    expect(meta.used()).toBe(2);
+    meta.destroy();
+  });
+});
+
 // ── a method called without its object ─────────────────────────────────────────────────────
 // `ips.map(allocator.release)`, `const { allocateNext } = allocator`, `setTimeout(allocator.destroy)`:
 // `this` is undefined (or the timer). Every class answers as WebIDL has promise-returning
