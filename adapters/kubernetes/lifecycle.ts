@@ -31,7 +31,17 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   protected abstract readonly [INFORMER]: Informer<R>;
   /** The API requests this object makes (close() aborts those in flight). @internal */
   protected abstract readonly [REQUESTS]: ApiRequests;
-  protected closed = false;
+  /**
+   * Whether close() was called, in an object of its own rather than a field: a frozen owner
+   * (Object.freeze) still closes, and one closed through a wrapper made with Object.create(owner)
+   * is the owner closed, not the wrapper given a field of its own.
+   */
+  private readonly life = { closed: false };
+
+  /** True once close() was called. */
+  protected get closed(): boolean {
+    return this.life.closed;
+  }
 
   /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
   get state(): InformerState {
@@ -92,8 +102,8 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   close(this: object): void;
   close(this: InformerLifecycle<R>): void {
     checkThis(this, 'close');
-    if (this.closed) return;
-    this.closed = true;
+    if (this.life.closed) return;
+    this.life.closed = true;
     this[INFORMER].stop();
     const destroyed = () => new ErrDestroyed(this[INFORMER].owner);
     this[REQUESTS].abortAll(destroyed);

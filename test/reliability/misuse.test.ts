@@ -892,6 +892,25 @@ describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycl
   it.each([
     ['KubernetesStore', () => new KubernetesStore(kc(), { start: false })],
     ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(kc(), { start: false })],
+  ] as const)('%s: frozen (Object.freeze), or closed through an object made from it, it closes for good', async (_name, make) => {
+    // `closed` was a field of the object: frozen, close() threw a TypeError before stopping
+    // anything (the informer went on listing and watching); through a wrapper it was written
+    // onto the wrapper
+    const frozen = Object.freeze(make());
+    expect(() => frozen.close()).not.toThrow();
+    expect(frozen.state).toBe('stopped');
+    expect(await failure(() => frozen.waitForSync())).toBeInstanceOf(ErrDestroyed);
+    const target = make();
+    const wrapper = Object.create(target) as typeof target;
+    wrapper.close();
+    expect(Object.keys(wrapper)).toEqual([]);
+    expect(target.state).toBe('stopped');
+    expect(await failure(() => target.waitForSync())).toBeInstanceOf(ErrDestroyed);
+    expect(() => target.start()).toThrow(ErrDestroyed);
+  });
+  it.each([
+    ['KubernetesStore', () => new KubernetesStore(kc(), { start: false })],
+    ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(kc(), { start: false })],
   ] as const)('%s: state, stats and lastError read without their object → InvalidArgumentError', (_name, make) => {
     const target = make();
     for (const getter of ['state', 'stats', 'lastError']) {
