@@ -248,14 +248,18 @@ export class MemoryCache implements StoreCache {
    */
   protected readonly records: NameTable;
   /**
-   * Subscribed watchers, in order. A delivery, and each queued event, holds the list as it was:
-   * while one runs, (un)subscribe replaces the list instead of changing it. Outside a delivery
-   * nothing holds it (the queue is empty), and it is changed in place: a copy at every subscribe
-   * made subscribing n watchers O(n²) (a MetaAllocator subscribes one per range).
+   * What (un)subscribe and a delivery change, in an object of its own rather than in fields of
+   * the cache: a wrapper made with Object.create(cache) reads it from the cache and so changes
+   * the cache's own (a subscribe through the wrapper during a delivery gave the wrapper a list of
+   * its own, which the store never delivers to).
+   *
+   * `subs`: the subscribed watchers, in order. A delivery, and each queued event, holds the list
+   * as it was: while one runs, (un)subscribe replaces the list instead of changing it. Outside a
+   * delivery nothing holds it (the queue is empty), and it is changed in place: a copy at every
+   * subscribe made subscribing n watchers O(n²) (a MetaAllocator subscribes one per range).
+   * `delivering`: true while an event (or a replay) is being delivered: writes then queue behind it.
    */
-  private subs: Subscription[] = [];
-  /** True while an event (or a replay) is being delivered: writes then queue behind it. */
-  private delivering = false;
+  private readonly state: { subs: Subscription[]; delivering: boolean } = { subs: [], delivering: false };
   private readonly queue: PendingEvent[] = [];
   closed = false;
 
@@ -316,10 +320,10 @@ export class MemoryCache implements StoreCache {
     checkWatcher(watcher, 'MemoryStore.cache.subscribe');
     const sub: Subscription = { watcher: uncheckedHandlers(watcher) ?? frozenRecordsFor(watcher), given: watcher, active: true };
     const all = this.records.values(); // a copy: the watcher may write while replaying
-    const outermost = !this.delivering;
-    this.delivering = true;
-    if (outermost) this.subs.push(sub);
-    else this.subs = [...this.subs, sub];
+    const outermost = !this.state.delivering;
+    this.state.delivering = true;
+    if (outermost) this.state.subs.push(sub);
+    else this.state.subs = [...this.state.subs, sub];
     try {
       for (let i = 0; i < all.length; i++) sub.watcher.onAdd(all[i]!);
     } catch (e) {
@@ -330,7 +334,7 @@ export class MemoryCache implements StoreCache {
         try {
           if (this.queue.length !== 0) this.drain();
         } finally {
-          this.delivering = false;
+          this.state.delivering = false;
         }
       }
     }
@@ -339,7 +343,7 @@ export class MemoryCache implements StoreCache {
 
   get watcherCount(): number {
     if (!(this instanceof MemoryCache)) throw unboundRead(this, CACHE, 'watcherCount');
-    return this.subs.length;
+    return this.state.subs.length;
   }
 
   /**
@@ -358,32 +362,32 @@ export class MemoryCache implements StoreCache {
   /** Stops every delivery: no watcher hears anything after close. */
   close(): void {
     this.closed = true;
-    for (const s of this.subs) s.active = false;
-    this.subs = [];
+    for (const s of this.state.subs) s.active = false;
+    this.state.subs = [];
     this.queue.length = 0;
   }
 
   private unsubscribe(sub: Subscription): void {
     if (!sub.active) return;
     sub.active = false;
-    if (this.delivering) this.subs = this.subs.filter((s) => s !== sub);
+    if (this.state.delivering) this.state.subs = this.state.subs.filter((s) => s !== sub);
     else {
-      const i = this.subs.indexOf(sub);
-      if (i >= 0) this.subs.splice(i, 1);
+      const i = this.state.subs.indexOf(sub);
+      if (i >= 0) this.state.subs.splice(i, 1);
     }
   }
 
   private publish(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
-    if (this.delivering) {
-      this.queue.push({ add, record, previous, subs: this.subs });
+    if (this.state.delivering) {
+      this.queue.push({ add, record, previous, subs: this.state.subs });
       return;
     }
-    this.delivering = true;
+    this.state.delivering = true;
     try {
-      this.deliver(add, record, previous, this.subs);
+      this.deliver(add, record, previous, this.state.subs);
       if (this.queue.length !== 0) this.drain();
     } finally {
-      this.delivering = false;
+      this.state.delivering = false;
     }
   }
 

@@ -144,6 +144,29 @@ describe('MemoryStore after close()', () => {
     expect(made.map((r) => r.resourceVersion)).toEqual(['1', '2', '3', '4']);
     expect(Object.keys(wrapper)).toEqual([]);
   });
+  it('its cache subscribed to through an object made from it (Object.create(store.cache)) from inside a delivery: the watcher hears every later write', () => {
+    // (a store of your own may reuse a MemoryStore's cache so.) The subscription list and the
+    // delivery flag were fields of the cache: subscribing through the wrapper while an event was
+    // delivered gave the wrapper a list of its own, which the store never delivers to
+    const s = new MemoryStore();
+    const wrapper = Object.create(s.cache) as MemoryStore['cache'];
+    const heard: string[] = [];
+    let subscribed = false;
+    s.cache.subscribe({
+      onAdd: () => {
+        if (subscribed) return;
+        subscribed = true;
+        wrapper.subscribe({ onAdd: (r) => heard.push(r.name), onDelete: (r) => heard.push(`-${r.name}`) });
+      },
+      onDelete: () => {},
+    });
+    s.createSync({ ...record, name: '10.0.0.1' });
+    s.createSync({ ...record, name: '10.0.0.2' });
+    s.deleteSync('10.0.0.1');
+    expect(heard).toEqual(['10.0.0.1', '10.0.0.2', '-10.0.0.1']);
+    expect(s.watcherCount).toBe(2);
+    expect(Object.keys(wrapper)).toEqual([]);
+  });
   it('frozen (Object.freeze): it stores, deletes and closes as before, and an allocator over it allocates', async () => {
     const s = Object.freeze(new MemoryStore());
     const a = new Allocator('10.0.0.0/28', { store: s });
