@@ -634,7 +634,7 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /** True once close() was called. */
   protected get isClosed(): boolean {
-    // read with another object, `this.closed` would be undefined: an open store, no error
+    // read with another object, `this.state` is undefined: say so as the public methods do
     if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'isClosed');
     return this.state.closed;
   }
