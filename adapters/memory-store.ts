@@ -258,10 +258,10 @@ export class MemoryCache implements StoreCache {
    * delivery nothing holds it (the queue is empty), and it is changed in place: a copy at every
    * subscribe made subscribing n watchers O(n²) (a MetaAllocator subscribes one per range).
    * `delivering`: true while an event (or a replay) is being delivered: writes then queue behind it.
+   * `closed`: set by close(); here too, so that a frozen cache (Object.freeze) still closes.
    */
-  private readonly state: { subs: Subscription[]; delivering: boolean } = { subs: [], delivering: false };
+  private readonly state: { subs: Subscription[]; delivering: boolean; closed: boolean } = { subs: [], delivering: false, closed: false };
   private readonly queue: PendingEvent[] = [];
-  closed = false;
 
   constructor(
     records: NameTable,
@@ -272,7 +272,7 @@ export class MemoryCache implements StoreCache {
 
   get(name: string): IPAddressRecord | undefined {
     try {
-      if (this.closed) throw destroyed();
+      if (this.state.closed) throw destroyed();
       if (typeof name !== 'string') throw notAName(name, 'MemoryStore.cache.get');
       return handOut(this.records.get(name));
     } catch (e) {
@@ -282,7 +282,7 @@ export class MemoryCache implements StoreCache {
 
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
     if (!(this instanceof MemoryCache)) throw unboundCall(this, CACHE, 'list');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     const wanted = labels === undefined ? [] : wantedLabels(labels, 'MemoryStore.cache.list');
     const all = this.records.values();
     const out = wanted.length === 0 ? all : all.filter((r) => hasLabels(r, wanted));
@@ -292,7 +292,7 @@ export class MemoryCache implements StoreCache {
 
   get size(): number {
     if (!(this instanceof MemoryCache)) throw unboundRead(this, CACHE, 'size');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     return this.records.size;
   }
 
@@ -301,7 +301,7 @@ export class MemoryCache implements StoreCache {
     // asked on every allocation: `closed`, false on a live cache, is the one read of the answer,
     // and what is not a live cache (called without it: `this` undefined or another object) is
     // told apart only then
-    if (this?.closed === false) return true;
+    if (this?.state?.closed === false) return true;
     if (!(this instanceof MemoryCache)) throw unboundCall(this, CACHE, 'hasSynced');
     throw destroyed();
   }
@@ -316,7 +316,7 @@ export class MemoryCache implements StoreCache {
    */
   subscribe(watcher: StoreWatcher): () => void {
     if (!(this instanceof MemoryCache)) throw unboundCall(this, CACHE, 'subscribe');
-    if (this.closed) throw destroyed();
+    if (this.state.closed) throw destroyed();
     checkWatcher(watcher, 'MemoryStore.cache.subscribe');
     const sub: Subscription = { watcher: uncheckedHandlers(watcher) ?? frozenRecordsFor(watcher), given: watcher, active: true };
     const all = this.records.values(); // a copy: the watcher may write while replaying
@@ -361,7 +361,7 @@ export class MemoryCache implements StoreCache {
 
   /** Stops every delivery: no watcher hears anything after close. */
   close(): void {
-    this.closed = true;
+    this.state.closed = true;
     for (const s of this.state.subs) s.active = false;
     this.state.subs = [];
     this.queue.length = 0;

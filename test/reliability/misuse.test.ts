@@ -178,6 +178,20 @@ describe('MemoryStore after close()', () => {
     s.close();
     expect(await failure(() => s.create(record))).toBeInstanceOf(ErrDestroyed);
   });
+  it('its cache frozen (Object.freeze(store.cache)): close() closes the store and its cache, and its watchers hear nothing more', async () => {
+    // the cache's `closed` was a field: close() marked the store closed, then threw a TypeError
+    // writing it, leaving the cache open (hasSynced true, its watchers subscribed)
+    const s = new MemoryStore();
+    await s.create({ ...record, name: '10.0.0.1' });
+    const heard: string[] = [];
+    s.cache.subscribe({ onAdd: (r) => heard.push(r.name), onDelete: (r) => heard.push(`-${r.name}`) });
+    Object.freeze(s.cache);
+    expect(() => s.close()).not.toThrow();
+    expect(() => s.cache.hasSynced()).toThrow(ErrDestroyed);
+    expect(() => s.cache.list()).toThrow(ErrDestroyed);
+    expect(await failure(() => s.create(record))).toBeInstanceOf(ErrDestroyed);
+    expect(heard).toEqual(['10.0.0.1']);
+  });
   it('an allocator on a closed store fails with ErrDestroyed, never allocates', async () => {
     const s = new MemoryStore();
     const a = new Allocator('10.0.0.0/24', { store: s });
