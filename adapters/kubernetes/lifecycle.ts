@@ -90,7 +90,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   waitForSync(this: object, options?: WaitForSyncOptions): Promise<void>;
   waitForSync(this: InformerLifecycle<R>, options?: WaitForSyncOptions): Promise<void> {
     if (!(this instanceof InformerLifecycle)) return Promise.reject(unboundCall(this, 'waitForSync'));
-    if (this.closed) return Promise.reject(new ErrDestroyed(this[INFORMER].owner));
+    if (this.life.closed) return Promise.reject(new ErrDestroyed(this[INFORMER].owner));
     return this[INFORMER].waitForSync(options);
   }
 
@@ -118,7 +118,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
 
   /** Throws ErrDestroyed once closed. */
   protected assertOpen(): void {
-    if (this.closed) throw new ErrDestroyed(this[INFORMER].owner);
+    if (this.life.closed) throw new ErrDestroyed(this[INFORMER].owner);
   }
 }
 

@@ -948,6 +948,18 @@ describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycl
   it.each([
     ['KubernetesStore', () => new KubernetesStore(kc(), { start: false })],
     ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(kc(), { start: false })],
+  ] as const)('%s: a member of a subclass named `closed` does not reopen it for start() or waitForSync()', async (_name, make) => {
+    // close() wrote the flag of its own, start() and waitForSync() read the protected `closed`
+    // getter, which a plain-JavaScript subclass's field of that name shadows
+    const target = make();
+    Object.defineProperty(target, 'closed', { value: false, writable: true });
+    target.close();
+    expect(() => target.start()).toThrow(ErrDestroyed);
+    expect(await failure(() => target.waitForSync())).toBeInstanceOf(ErrDestroyed);
+  });
+  it.each([
+    ['KubernetesStore', () => new KubernetesStore(kc(), { start: false })],
+    ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(kc(), { start: false })],
   ] as const)('%s: state, stats and lastError read without their object → InvalidArgumentError', (_name, make) => {
     const target = make();
     for (const getter of ['state', 'stats', 'lastError']) {
