@@ -224,9 +224,11 @@ interrupted by Ctrl-C.
   status: (p: string) => `Usage: ${p} status [options]
 
 For each ServiceCIDR: its ranges, Ready condition, size, used, free, the static and dynamic
-bands' use, a bar per range; then IPAddresses in a range this tool does not allocate from,
-IPAddresses outside every ServiceCIDR, and the namespaces owning the most addresses the ranges
-count as used. Needs RBAC list on servicecidrs and ipaddresses (networking.k8s.io).
+bands' use, a bar per range. Used counts every IPAddress in the range, whoever made it; where
+kube-apiserver's allocated_ips and available_ips metrics (its own labelled IPAddresses only)
+read otherwise, a line under the range says what they read. Then IPAddresses in a range this
+tool does not allocate from, IPAddresses outside every ServiceCIDR, and the namespaces owning
+the most addresses the ranges count as used. Needs RBAC list on servicecidrs and ipaddresses (networking.k8s.io).
 
 ${optionsHelp(STATUS_OPTIONS)}`,
   check: (p: string) => `Usage: ${p} check [options]

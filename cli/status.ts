@@ -1,10 +1,16 @@
 // `ipallocator status`: how full every ServiceCIDR range is, from one listing of ServiceCIDRs and
 // IPAddresses. Pure: summarize() takes the records, render() / the JSON shape present them.
 //
-// Counting rules (what upstream's allocator counts as used): an IPAddress is used in a range when
-// its name is an address in [first, last] of the range, whoever owns it (upstream's informer sees
-// every IPAddress). A name that is no address in canonical form (ranges.ts allocatedAddress: what
-// kube-apiserver's validation requires, as `check` reads it) is no allocation, listed apart. An address inside two overlapping ranges counts in both. A range this
+// Counting rules: an IPAddress is used in a range when its name is an address in [first, last] of
+// the range, whoever made it: any IPAddress of that name keeps the allocator from creating it, so
+// `free` (size − used) is what can still be allocated. This is not what upstream's allocator counts
+// as used: its Used(), which kube-apiserver's gauges kube_apiserver_clusterip_allocator_allocated_ips
+// and available_ips (= Free()) report per range, counts only the IPAddresses labelled managed-by
+// ipallocator.k8s.io with the range's ip-family, whose name netip.ParseAddr reads (any spelling),
+// in the prefix, network and broadcast included; each range carries that count too
+// (`kubeApiserver`), and the text says it where it differs. A name that is no address in
+// canonical form (ranges.ts allocatedAddress: what kube-apiserver's validation requires, as `check`
+// reads it) is no allocation, listed apart. An address inside two overlapping ranges counts in both. A range this
 // package's MetaAllocator skips (ranges.ts rangesOf) counts nothing, with the MetaAllocator's
 // reason; an IPAddress in its [first, last] and in no served range is `unserved`: inside a
 // ServiceCIDR, as kube-apiserver's repair loop and `check` read it (ranges.ts holds), in a range
@@ -19,8 +25,9 @@
 // The owners by namespace are those of the addresses counted as used, each once. Sizes are
 // upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given
 // as decimal strings in JSON.
-import { formatAddr } from '../adapters/address.ts';
+import { type Family, formatAddr } from '../adapters/address.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
+import { hasAllocatorLabels, parseRecordName } from '../adapters/records.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import type { ListedServiceCIDR } from './cluster.ts';
 import { allocatedAddress, compareAddresses, holds, placement, rangesOf, type Addr } from './ranges.ts';
@@ -95,6 +102,17 @@ export interface RangeStatus {
   /** The upper band, where allocateNext draws first. */
   dynamicBand: BandStatus;
   /**
+   * What kube-apiserver's allocator for this range reports (upstream's Used() and Free(), the
+   * gauges kube_apiserver_clusterip_allocator_allocated_ips and available_ips of this CIDR, as of
+   * its last allocation or release): `allocated` counts the IPAddresses labelled managed-by
+   * ipallocator.k8s.io with this range's ip-family whose name is an address (in any spelling
+   * netip.ParseAddr reads) in the prefix, network and broadcast included — not another
+   * controller's or an unlabelled one, which `used` counts; `available` is size − allocated, 0
+   * when that is negative, and 2^63 − 1 − allocated for a range of more than 2^63 − 1 addresses
+   * (a /64), decimal. Null for a range this package does not allocate from (`error`).
+   */
+  kubeApiserver: { allocated: number; available: string } | null;
+  /**
    * Set when this package's MetaAllocator would skip the entry: `not allocatable: ` and the reason
    * it gives (text that is not a CIDR; an IPv6 range shorter than /64; 255.255.255.255/32 or the
    * all-ones IPv6 /128; an IPv6 range overlapping ::ffff:0:0/96). The counts are then zero; the
@@ -130,6 +148,7 @@ export function summarize(
     else addrs.push({ record, addr, served: false });
   }
   const ranges = serviceCIDRs.map(rangesOf);
+  const labelled = upstreamCounted(ipAddresses);
   const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc, i) => ({
     name: sc.name,
     ready: sc.ready ?? null,
@@ -148,6 +167,7 @@ export function summarize(
           usedPercent: 0,
           staticBand: none,
           dynamicBand: { ...none },
+          kubeApiserver: null,
           error: refusal,
         };
       }
@@ -167,6 +187,8 @@ export function summarize(
       const staticSize = BigInt(Math.min(prefix.rangeOffset, Number(size)));
       const hasStatic = staticSize > 0n;
       const hasDynamic = size > staticSize;
+      let allocated = 0;
+      for (const a of labelled) if (a.version === prefix.version && prefix.contains(a.version, a.words)) allocated++;
       return {
         cidr,
         family: prefix.family,
@@ -186,6 +208,7 @@ export function summarize(
           size: (size - staticSize).toString(),
           used: dynamicUsed,
         },
+        kubeApiserver: { allocated, available: upstreamFree(size, allocated).toString() },
       };
     }),
   }));
@@ -235,6 +258,30 @@ export function summarize(
     notAllocations: { count: notAllocations.length, addresses: notAllocations },
     owners,
   };
+}
+
+/**
+ * The IPAddresses upstream's Used() can count, as it reads them: labelled managed-by
+ * ipallocator.k8s.io with the ip-family of the name's address (its label selector), the name
+ * parsed as netip.ParseAddr parses it (records.ts parseRecordName: any spelling; IPv4-mapped text
+ * stays IPv6). Used() then counts those its prefix contains.
+ */
+function upstreamCounted(ipAddresses: readonly IPAddressRecord[]): { version: Family; words: Uint32Array }[] {
+  const counted: { version: Family; words: Uint32Array }[] = [];
+  for (const record of ipAddresses) {
+    const words = new Uint32Array(4);
+    const version = parseRecordName(record.name, words);
+    if (version !== 0 && hasAllocatorLabels(record, version === 4 ? 'IPv4' : 'IPv6')) counted.push({ version, words });
+  }
+  return counted;
+}
+
+const MAX_INT64 = (1n << 63n) - 1n;
+
+/** Upstream's Free(): size − used in a Go int, never negative; MaxInt64 − used past MaxInt64 addresses. */
+function upstreamFree(size: bigint, used: number): bigint {
+  if (size > MAX_INT64) return MAX_INT64 - BigInt(used);
+  return size > BigInt(used) ? size - BigInt(used) : 0n;
 }
 
 /**
@@ -311,6 +358,13 @@ export function render(report: StatusReport, options: { top: number }): string {
       ]);
     }
     appendLines(out, table(rows, [false, false, false, true, false, false, false], [true, false, false, false, false, false, false]));
+    for (const r of sc.ranges) {
+      const k = r.kubeApiserver;
+      if (k === null || (k.allocated === r.used && k.available === r.free)) continue;
+      out.push(
+        `  ${named(r.cidr)}: kube-apiserver's metrics read ${formatCount(k.allocated)} allocated, ${formatCount(k.available)} available: they count the IPAddresses in the prefix labelled managed-by ${CONTROLLER_NAME} and ip-family ${r.family}`,
+      );
+    }
   }
   out.push('');
   if (report.unserved.count > 0) {

@@ -15,6 +15,9 @@ import { CELL_WIDTH } from '../cli/text.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import {
   addIPAddress,
+  CONTROLLER,
+  IP_FAMILY,
+  MANAGED_BY,
   addService,
   addServiceCIDR,
   cli,
@@ -479,6 +482,45 @@ describe('ipallocator status', () => {
       ['orphan', '10.96.0.5'],
       ['orphan', '10.99.0.4'],
     ]);
+  });
+
+  it("says where kube-apiserver's allocated_ips and available_ips differ from used and free: they count only the allocator's labelled IPAddresses in the prefix", async () => {
+    // Regression: status called its used count what upstream's allocator counts as used, but
+    // upstream's Used() (the allocated_ips gauge) counts only IPAddresses labelled managed-by
+    // ipallocator.k8s.io with the range's family, whose name parses, in the prefix (network and
+    // broadcast included); an operator comparing with kube-apiserver's metrics saw other numbers.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24', 'fd00::/64'], true);
+    addServiceCIDR(d, 'same', ['10.100.0.0/28'], true);
+    addIPAddress(d, '10.96.0.5', { namespace: 'shop', name: 'a' });
+    addIPAddress(d, '10.96.0.6', { namespace: 'shop', name: 'b' });
+    const gw = { namespace: 'gw', name: 'edge', group: 'gateway.networking.k8s.io', resource: 'gateways' };
+    addIPAddress(d, '10.96.0.7', gw, { [MANAGED_BY]: 'gateway.example.com', [IP_FAMILY]: 'IPv4' }); // another controller's
+    addIPAddress(d, '10.96.0.8', { namespace: 'ops', name: 'by-hand' }, {}); // unlabelled
+    addIPAddress(d, '10.96.0.9', { namespace: 'shop', name: 'c' }, { [MANAGED_BY]: CONTROLLER, [IP_FAMILY]: 'IPv6' }); // wrong family
+    addIPAddress(d, '10.96.0.0', { namespace: 'shop', name: 'net' }); // the network address: outside here, in upstream's prefix
+    addIPAddress(d, 'fd00::1', { namespace: 'shop', name: 'v6' });
+    addIPAddress(d, 'FD00::2', { namespace: 'shop', name: 'upper' }); // no allocation here; netip.ParseAddr reads it
+    addIPAddress(d, '10.100.0.3', { namespace: 'shop', name: 'same' });
+
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    const ranges = report.serviceCIDRs.flatMap((sc) => sc.ranges);
+    expect(ranges.map((r) => [r.cidr, r.used, r.free, r.kubeApiserver])).toEqual([
+      ['10.96.0.0/24', 5, '249', { allocated: 3, available: '251' }],
+      // upstream's Free() on a range past MaxInt64 addresses: MaxInt64 − used
+      ['fd00::/64', 1, '18446744073709551614', { allocated: 2, available: '9223372036854775805' }],
+      ['10.100.0.0/28', 1, '13', { allocated: 1, available: '13' }],
+    ]);
+
+    const { stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    const lines = stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('kubernetes '));
+    expect(lines.slice(at + 3, at + 6)).toEqual([
+      "  10.96.0.0/24: kube-apiserver's metrics read 3 allocated, 251 available: they count the IPAddresses in the prefix labelled managed-by ipallocator.k8s.io and ip-family IPv4",
+      "  fd00::/64: kube-apiserver's metrics read 2 allocated, 9,223,372,036,854,775,805 available: they count the IPAddresses in the prefix labelled managed-by ipallocator.k8s.io and ip-family IPv6",
+      '',
+    ]);
+    expect(stdout).not.toMatch(/10\.100\.0\.0\/28: kube-apiserver/);
   });
 
   it('with only other managers’ IPAddresses outside, does not say every IPAddress is inside a ServiceCIDR', async () => {
