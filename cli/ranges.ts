@@ -41,8 +41,20 @@ export function parseAddress(text: string): Addr | undefined {
  * `map` count it in no range. The name is parsed once.
  */
 export function allocatedAddress(name: string): Addr | undefined {
-  const addr = parseAddress(name);
-  return addr !== undefined && isCanonical(name, addr.version, addr.words) ? addr : undefined;
+  const words = new Uint32Array(4);
+  const version = allocatedAddressInto(name, words);
+  return version === 0 ? undefined : { version, words };
+}
+
+/** allocatedAddress into `words`, allocating nothing: the family, or 0 (`words` then holds no address) when the name allocates nothing. */
+export function allocatedAddressInto(name: string, words: Uint32Array): Family | 0 {
+  let version: Family;
+  try {
+    version = parseAddrInto(name, words);
+  } catch {
+    return 0;
+  }
+  return isCanonical(name, version, words) ? version : 0;
 }
 
 /**

@@ -27,10 +27,11 @@
 // as decimal strings in JSON.
 import { type Family, formatAddr } from '../adapters/address.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
+import { PrefixTable } from '../adapters/prefix-table.ts';
 import { hasAllocatorLabels, parseRecordName } from '../adapters/records.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import type { ListedServiceCIDR } from './cluster.ts';
-import { allocatedAddress, compareAddresses, holds, placement, rangesOf, type Addr } from './ranges.ts';
+import { allocatedAddressInto, compareAddresses, holds, placement, rangesOf, type ServiceRange } from './ranges.ts';
 import { appendLines, bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
@@ -129,9 +130,28 @@ export interface BandStatus {
   used: number;
 }
 
+/** What a served range counts, filled as each IPAddress is looked up. */
+interface RangeCounts {
+  staticUsed: number;
+  dynamicUsed: number;
+  /** upstream's Used(): the allocator's labelled IPAddresses in the prefix (network and broadcast too). */
+  allocated: number;
+}
+
+/** A range with a prefix, served or not, as the look-up table holds it. */
+interface HeldRange {
+  readonly range: ServiceRange;
+  /** Its place in the listing (ServiceCIDRs, then spec.cidrs): the first range holding an unserved address names it. */
+  readonly order: number;
+  /** undefined for a range this package does not allocate from. */
+  readonly counts: RangeCounts | undefined;
+}
+
 /**
  * Counts every IPAddress into the ranges of every ServiceCIDR. A name listed twice is one
- * IPAddress, the later item (onePerName).
+ * IPAddress, the later item (onePerName). Each name is parsed once and looked up once among all
+ * the ranges (adapters/prefix-table.ts: a time that depends on the prefix lengths held, not on how
+ * many ranges there are); nothing is kept per address but what is listed.
  */
 export function summarize(
   context: { context: string; server: string },
@@ -139,24 +159,84 @@ export function summarize(
   listed: readonly IPAddressRecord[],
 ): StatusReport {
   const { ipAddresses } = onePerName(listed);
-  // served: in [first, last] of a range the MetaAllocator serves
-  const addrs: { record: IPAddressRecord; addr: Addr; served: boolean }[] = [];
-  const notAllocations: StatusReport['notAllocations']['addresses'] = [];
-  for (const record of ipAddresses) {
-    const addr = allocatedAddress(record.name);
-    if (addr === undefined) notAllocations.push({ ip: record.name, owner: ownerText(record) });
-    else addrs.push({ record, addr, served: false });
-  }
   const ranges = serviceCIDRs.map(rangesOf);
-  const labelled = upstreamCounted(ipAddresses);
+  const counts = ranges.map((rs) =>
+    rs.map((r) => (r.prefix === undefined || r.refusal !== undefined ? undefined : { staticUsed: 0, dynamicUsed: 0, allocated: 0 })),
+  );
+  const table = new PrefixTable<HeldRange>();
+  let order = 0;
+  ranges.forEach((rs, i) =>
+    rs.forEach((range, j) => {
+      if (range.prefix !== undefined) table.add(range.prefix, { range, order, counts: counts[i]![j] });
+      order++;
+    }),
+  );
+
+  const unserved: StatusReport['unserved']['addresses'] = [];
+  const outside: StatusReport['outside']['addresses'] = [];
+  const otherManagersOutside: StatusReport['otherManagersOutside']['addresses'] = [];
+  const notAllocations: StatusReport['notAllocations']['addresses'] = [];
+  const perNamespace = new Map<string, number>();
+  const addr = { version: 4 as Family, words: new Uint32Array(4) };
+  for (const record of ipAddresses) {
+    // the address it allocates (0: none, the name is no address in canonical form), else the
+    // address upstream's Used() reads in it (netip.ParseAddr: any spelling; 0: none)
+    const allocated = allocatedAddressInto(record.name, addr.words);
+    const version = allocated === 0 ? parseRecordName(record.name, addr.words) : allocated;
+    if (allocated === 0) notAllocations.push({ ip: record.name, owner: ownerText(record) });
+    if (version === 0) continue;
+    const labelled = hasAllocatorLabels(record, version === 4 ? 'IPv4' : 'IPv6');
+    if (allocated === 0 && !labelled) continue;
+    addr.version = version;
+    // served: in [first, last] of a range the MetaAllocator serves; else the first range not
+    // served whose [first, last] holds it (as `check` reads it, through the same holds)
+    let served = false;
+    let unservedIn: HeldRange | undefined;
+    for (const { value: held } of table.containing(version, addr.words)) {
+      const c = held.counts;
+      if (c !== undefined && labelled) c.allocated++; // the prefix contains it
+      if (allocated === 0) continue;
+      if (c === undefined) {
+        if (holds(held.range, addr) && (unservedIn === undefined || held.order < unservedIn.order)) unservedIn = held;
+        continue;
+      }
+      // not in [first, last]: the network and IPv4 broadcast addresses are in no range
+      // (upstream's PrefixContainsIP), as `check` reads a ClusterIP there as out-of-range
+      const where = placement(held.range.prefix!, addr);
+      if (where === 'outside') continue;
+      served = true;
+      if (where === 'static') c.staticUsed++;
+      else c.dynamicUsed++;
+    }
+    if (allocated === 0) continue;
+    if (served) {
+      // the owners of what the ranges count as used, each address once (overlapping ranges count
+      // it in both): those outside, unserved or no allocation are listed with their owner
+      const ns = record.parentRef?.namespace ?? '';
+      perNamespace.set(ns, (perNamespace.get(ns) ?? 0) + 1);
+      continue;
+    }
+    const owner = ownerText(record);
+    if (unservedIn !== undefined)
+      unserved.push({ ip: record.name, owner, serviceCIDR: unservedIn.range.serviceCIDR, cidr: unservedIn.range.cidr });
+    else {
+      // another controller's object (upstream's repair loop skips those: managedByController) is
+      // none of the allocator's strays: listed apart, not to be cleaned up
+      const managedBy = record.labels[LABEL_MANAGED_BY];
+      if (managedBy === CONTROLLER_NAME) outside.push({ ip: record.name, owner });
+      else otherManagersOutside.push({ ip: record.name, owner, managedBy: managedBy ?? null });
+    }
+  }
+
   const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc, i) => ({
     name: sc.name,
     ready: sc.ready ?? null,
     readyReason: sc.readyReason === undefined ? null : cutMessage(sc.readyReason),
     readyMessage: sc.readyMessage === undefined ? null : cutMessage(sc.readyMessage),
     deleting: sc.deletionTimestamp !== null,
-    ranges: ranges[i]!.map(({ cidr, prefix, refusal }) => {
-      if (prefix === undefined || refusal !== undefined) {
+    ranges: ranges[i]!.map(({ cidr, prefix, refusal }, j) => {
+      const c = counts[i]![j];
+      if (prefix === undefined || c === undefined) {
         const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
         return {
           cidr,
@@ -171,24 +251,11 @@ export function summarize(
           error: refusal,
         };
       }
-      let staticUsed = 0;
-      let dynamicUsed = 0;
-      for (const a of addrs) {
-        // not in [first, last]: the network and IPv4 broadcast addresses are in no range
-        // (upstream's PrefixContainsIP), as `check` reads a ClusterIP there as out-of-range
-        const where = placement(prefix, a.addr);
-        if (where === 'outside') continue;
-        a.served = true;
-        if (where === 'static') staticUsed++;
-        else dynamicUsed++;
-      }
       const size = prefix.size;
-      const used = staticUsed + dynamicUsed;
+      const used = c.staticUsed + c.dynamicUsed;
       const staticSize = BigInt(Math.min(prefix.rangeOffset, Number(size)));
       const hasStatic = staticSize > 0n;
       const hasDynamic = size > staticSize;
-      let allocated = 0;
-      for (const a of labelled) if (a.version === prefix.version && prefix.contains(a.version, a.words)) allocated++;
       return {
         cidr,
         family: prefix.family,
@@ -200,49 +267,23 @@ export function summarize(
           first: hasStatic ? formatAddr(prefix.version, prefix.first) : null,
           last: hasStatic ? prefix.formatAt(0, Number(staticSize) - 1) : null,
           size: staticSize.toString(),
-          used: staticUsed,
+          used: c.staticUsed,
         },
         dynamicBand: {
           first: hasDynamic ? formatAddr(prefix.version, prefix.offsetAddress) : null,
           last: hasDynamic ? formatAddr(prefix.version, prefix.last) : null,
           size: (size - staticSize).toString(),
-          used: dynamicUsed,
+          used: c.dynamicUsed,
         },
-        kubeApiserver: { allocated, available: upstreamFree(size, allocated).toString() },
+        kubeApiserver: { allocated: c.allocated, available: upstreamFree(size, c.allocated).toString() },
       };
     }),
   }));
 
-  // In no served range: inside a skipped one (as `check` reads it, through the same holds), or outside.
-  const skipped = ranges.flat().filter((r) => r.refusal !== undefined);
-  const unserved: StatusReport['unserved']['addresses'] = [];
-  const outside: StatusReport['outside']['addresses'] = [];
-  const otherManagersOutside: StatusReport['otherManagersOutside']['addresses'] = [];
-  for (const a of addrs) {
-    if (a.served) continue;
-    const range = skipped.find((r) => holds(r, a.addr));
-    const owner = ownerText(a.record);
-    if (range !== undefined) unserved.push({ ip: a.record.name, owner, serviceCIDR: range.serviceCIDR, cidr: range.cidr });
-    else {
-      // another controller's object (upstream's repair loop skips those: managedByController) is
-      // none of the allocator's strays: listed apart, not to be cleaned up
-      const managedBy = a.record.labels[LABEL_MANAGED_BY];
-      if (managedBy === CONTROLLER_NAME) outside.push({ ip: a.record.name, owner });
-      else otherManagersOutside.push({ ip: a.record.name, owner, managedBy: managedBy ?? null });
-    }
-  }
   unserved.sort((a, b) => compareAddresses(a.ip, b.ip));
   outside.sort((a, b) => compareAddresses(a.ip, b.ip));
   otherManagersOutside.sort((a, b) => compareAddresses(a.ip, b.ip));
   notAllocations.sort((a, b) => compareAddresses(a.ip, b.ip));
-  // The owners of what the ranges count as used, each address once (overlapping ranges count it
-  // in both): those outside, unserved or no allocation are listed with their owner above.
-  const perNamespace = new Map<string, number>();
-  for (const a of addrs) {
-    if (!a.served) continue;
-    const ns = a.record.parentRef?.namespace ?? '';
-    perNamespace.set(ns, (perNamespace.get(ns) ?? 0) + 1);
-  }
   const owners = [...perNamespace.entries()]
     .map(([namespace, count]) => ({ namespace, count }))
     .sort((a, b) => b.count - a.count || (a.namespace < b.namespace ? -1 : 1));
@@ -258,22 +299,6 @@ export function summarize(
     notAllocations: { count: notAllocations.length, addresses: notAllocations },
     owners,
   };
-}
-
-/**
- * The IPAddresses upstream's Used() can count, as it reads them: labelled managed-by
- * ipallocator.k8s.io with the ip-family of the name's address (its label selector), the name
- * parsed as netip.ParseAddr parses it (records.ts parseRecordName: any spelling; IPv4-mapped text
- * stays IPv6). Used() then counts those its prefix contains.
- */
-function upstreamCounted(ipAddresses: readonly IPAddressRecord[]): { version: Family; words: Uint32Array }[] {
-  const counted: { version: Family; words: Uint32Array }[] = [];
-  for (const record of ipAddresses) {
-    const words = new Uint32Array(4);
-    const version = parseRecordName(record.name, words);
-    if (version !== 0 && hasAllocatorLabels(record, version === 4 ? 'IPv4' : 'IPv6')) counted.push({ version, words });
-  }
-  return counted;
 }
 
 const MAX_INT64 = (1n << 63n) - 1n;

@@ -6,8 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { calculateRangeOffset } from '../adapters/geometry.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { calculateRangeOffset, Prefix } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { CheckReport } from '../cli/check.ts';
 import { render, type StatusReport, summarize, usedPercent } from '../cli/status.ts';
@@ -994,5 +994,37 @@ describe('status at the scale of a large cluster', () => {
     const lines = render(report, { top: 1_000_000_000 }).split('\n');
     expect(lines).toContain('Outside every ServiceCIDR: 150,000 IPAddresses');
     expect(lines.filter((l) => /^ {2}10\.\S+ +old\/svc-\d+$/.test(l))).toHaveLength(count);
+  });
+
+  // Regression: summarize placed every address in every range, so 10^6 IPAddresses took seconds
+  // and each ServiceCIDR more added a pass over them all. The work is counted here, never timed.
+  it('places each address in the ranges that hold it, not in every range', () => {
+    const ranges = 200;
+    const perRange = 10;
+    const serviceCIDRs = Array.from({ length: ranges }, (_, k) => ({
+      name: `sc-${k}`,
+      cidrs: [`10.${100 + (k >> 8)}.${k & 255}.0/24`],
+      labels: {},
+      deletionTimestamp: null,
+    }));
+    serviceCIDRs.push({ name: 'wide', cidrs: ['fd00:48::/48'], labels: {}, deletionTimestamp: null }); // not served
+    const labels = { 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io', 'ipaddress.kubernetes.io/ip-family': 'IPv4' };
+    const listed = serviceCIDRs
+      .slice(0, ranges)
+      .flatMap((_, k) =>
+        Array.from({ length: perRange }, (_, i) => ({ name: `10.${100 + (k >> 8)}.${k & 255}.${i + 1}`, labels, parentRef: null })),
+      );
+    listed.push({ name: '10.99.0.1', labels, parentRef: null }); // outside every range
+    // placing an address in a range, or asking whether a range not served holds it: inRange
+    const held = vi.spyOn(Prefix.prototype, 'inRange');
+    try {
+      const report = summarize({ context: 'many', server: 'https://many' }, serviceCIDRs, listed);
+      expect(report.serviceCIDRs.slice(0, ranges).every((sc) => sc.ranges[0]!.used === perRange)).toBe(true);
+      expect(report.outside.count).toBe(1);
+      // once per address, in its one range (before: once per address and range, 201 × 2,001)
+      expect(held.mock.calls.length).toBeLessThanOrEqual(listed.length);
+    } finally {
+      held.mockRestore();
+    }
   });
 });
