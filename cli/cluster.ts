@@ -85,7 +85,7 @@ import { listPages } from '../adapters/kubernetes/pager.ts';
 import { closeReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
 import { SERVICE_CIDR_READY, toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { CliError, ClusterError, ObjectForbiddenError } from './errors.ts';
+import { CliError, ClusterError, ObjectForbiddenError, unreadableFile } from './errors.ts';
 import { counted, formatCount, markedForDeletion } from './text.ts';
 
 /** Objects per list request. */
@@ -275,6 +275,16 @@ function isBlankOrComment(line: string): boolean {
   return rest === '' || rest.startsWith('#');
 }
 
+/** The text of the --kubeconfig file (readKubeconfigFile); one that cannot be opened is said as unreadableFile says it. */
+function readGivenKubeconfig(path: string): string {
+  try {
+    return readKubeconfigFile(path);
+  } catch (e) {
+    if (e instanceof KubeconfigNotReadError) throw e;
+    throw unreadableFile('--kubeconfig', path, e);
+  }
+}
+
 /**
  * The first of the kubeconfig files (kubeconfigFiles) that is no kubeconfig (notAKubeconfig), as
  * a CliError. The file given is judged by the text read from it (`givenText`); one of the default
@@ -319,10 +329,11 @@ export class Cluster {
       if (options.kubeconfig !== undefined) {
         // loadFromFile, with the file read once, and only a regular file (readKubeconfigFile); a
         // file that names no cluster to use gives way to a pod's service account, as with kubectl
-        givenText = readKubeconfigFile(options.kubeconfig);
+        givenText = readGivenKubeconfig(options.kubeconfig);
         loadGivenKubeconfig(kc, givenText, options.kubeconfig, '', options.context);
       } else loadDefaultKubeconfig(kc, '', options.context);
     } catch (e) {
+      if (e instanceof CliError) throw e;
       if (e instanceof KubeconfigNotReadError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${e.reason}`);
       // KUBECONFIG=":" names no file, and kubectl reads none (nor ~/.kube/config): no kubeconfig at all
       if (options.kubeconfig === undefined && this.kubeconfigFiles.length === 0) {

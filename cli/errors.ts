@@ -1,6 +1,7 @@
 // The command line's one error type. Everything the command expects to go wrong (a bad flag, an
 // unreachable server, a missing permission, a malformed snapshot file) becomes a CliError: main
 // prints its message, without a stack trace, and exits with its code.
+import { quoteText } from '../adapters/quote.ts';
 
 /**
  * Exit codes: 0 clean, 1 `check` found something, 2 usage, connection or API error, 130 `check
@@ -51,4 +52,16 @@ export class ObjectForbiddenError extends CliError {
     super(message, EXIT_ERROR);
     this.name = 'ObjectForbiddenError';
   }
+}
+
+/**
+ * A file an option names that cannot be opened: one that does not exist said in words, naming the
+ * option (`the file --snapshot names does not exist: "x"`), as a missing file of $KUBECONFIG is
+ * said, not as fs's `ENOENT: no such file or directory, open 'x'`; any other failure (EACCES) with
+ * fs's message, which names the file.
+ */
+export function unreadableFile(option: string, path: string, e: unknown): CliError {
+  if ((e as { code?: unknown } | null)?.code === 'ENOENT')
+    return new CliError(`the file ${option} names does not exist: ${quoteText(path)}`);
+  return new CliError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
 }

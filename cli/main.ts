@@ -29,7 +29,7 @@ import type { CheckReport, FixResult } from './check.ts';
 import type { Cluster, ClusterOptions, ListedIPAddress } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
-import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, UsageError } from './errors.ts';
+import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, UsageError, unreadableFile } from './errors.ts';
 import type { RangeMap } from './map.ts';
 import { counted, formatCount, named, shown } from './text.ts';
 import type * as WithCore from './with-core.ts';
@@ -978,7 +978,7 @@ function readSnapshot(core: typeof WithCore, path: string): Range {
     text = readFileBounded(path, SNAPSHOT_MAX_BYTES, () => snapshotTooLarge(path), notAFile);
   } catch (e) {
     if (e instanceof CliError) throw e;
-    throw new CliError(`cannot read ${path}: ${(e as Error).message}`);
+    throw unreadableFile('--snapshot', path, e);
   }
   return parseSnapshot(core, text, path);
 }

@@ -1019,10 +1019,23 @@ describe('ipallocator: failures', () => {
     );
   });
 
-  it('a kubeconfig that cannot be read, or names no cluster: exit 2', async () => {
+  // Regression: said as Node's "cannot read /nonexistent/kubeconfig: ENOENT: no such file or
+  // directory, open '/nonexistent/kubeconfig'", where a missing file of $KUBECONFIG is said in words
+  it('a kubeconfig that does not exist is said in words, naming the option, as a missing file of $KUBECONFIG: exit 2', async () => {
     const missing = await cli(['status', '--kubeconfig', '/nonexistent/kubeconfig']);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/^ipallocator: cannot read \/nonexistent\/kubeconfig: .*ENOENT/);
+    expect([missing.code, missing.stderr]).toEqual([
+      2,
+      'ipallocator: the file --kubeconfig names does not exist: "/nonexistent/kubeconfig"\n',
+    ]);
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = '/nonexistent/kubeconfig';
+    try {
+      const listed = await cli(['status']);
+      expect(listed.stderr).toMatch(/^ipallocator: .*none of the files \$KUBECONFIG names exists: "\/nonexistent\/kubeconfig"/);
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
   });
 
   // (inside a pod with a service account, client-node would use that instead: nothing to test)

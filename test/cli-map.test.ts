@@ -403,6 +403,16 @@ describe('ipallocator map', () => {
       expect(given).toBeLessThan(128 + 16);
     });
 
+    // Regression: said as Node's "cannot read x: ENOENT: no such file or directory, open 'x'"
+    it('a snapshot file that does not exist is said in words, naming the option, as a missing kubeconfig is (exit 2)', async () => {
+      const r = await cli(['map', '--snapshot', join(dir, 'missing.json')]);
+      expect(r).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `ipallocator: the file --snapshot names does not exist: ${JSON.stringify(join(dir, 'missing.json'))}\n`,
+      });
+    });
+
     it("refuses a CIDR other than the snapshot's, a file that is not a snapshot, and a corrupted copy (exit 2)", async () => {
       const range = new Range('10.1.0.0/24');
       range.allocate('10.1.0.7');
