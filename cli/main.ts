@@ -314,9 +314,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case 'help':
       case '--help':
       case '-h':
-        if (command === 'help' && rest.length > 0) {
+        if (rest.length > 0) {
           const topic = rest[0]!;
-          // `help status`, as git and kubectl take it: that command's own help
+          // `help status` (`--help status`, `-h status`), as git and kubectl take it: that command's own help
           if (COMMANDS.includes(topic)) return await run([topic, '--help'], io);
           // help of a command there is not is the usage error that command would be
           if (!MAIN_HELP_TOPICS.includes(topic)) throw notACommand(topic, [], prog);

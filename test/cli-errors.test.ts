@@ -1785,6 +1785,18 @@ describe('ipallocator: failures', () => {
     for (const topic of ['help', '--help', '-h', 'version', '--version']) expect(await cli(['help', topic])).toEqual(top);
   });
 
+  // Regression: `--help status` printed the main help, where `help status` prints status's.
+  it("`--help COMMAND` and `-h COMMAND` are `help COMMAND`: that command's help; of a command there is not, its usage error", async () => {
+    for (const command of ['status', 'check', 'map']) {
+      const own = await cli([command, '--help']);
+      expect(own.stdout).toContain(`Usage: ipallocator ${command}`);
+      expect(await cli(['--help', command])).toEqual(own);
+      expect(await cli(['-h', command])).toEqual(own);
+    }
+    expect(await cli(['--help', 'stauts'])).toEqual(await cli(['stauts']));
+    expect(await cli(['--help', '--version'])).toEqual(await cli(['--help']));
+  });
+
   // Regression: `help --token=…` quoted the whole word, value and all, as an unknown command.
   it('`help` of an option is the usage error that option is, naming it without its value', async () => {
     const asked = await cli(['help', '--token=SECRET_IN_ARGS']);
