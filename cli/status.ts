@@ -365,6 +365,13 @@ export function render(report: StatusReport, options: { top: number }): string {
     const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : `not ready${whyNotReady(sc)}`;
     out.push('');
     out.push(`${named(sc.name)}  ${state}${sc.deleting ? ', being deleted: takes no new allocations' : ''}`);
+    if (sc.ranges.length === 0) {
+      // only a broken API server lists one so (or one in front of it): the listing is not cut short
+      out.push(
+        '  no range: its spec.cidrs is missing or empty, which kube-apiserver refuses (it requires one CIDR, or two of different families)',
+      );
+      continue;
+    }
     const rows: string[][] = [];
     for (const r of sc.ranges) {
       if (r.error !== undefined) {

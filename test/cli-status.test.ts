@@ -283,6 +283,31 @@ describe('ipallocator status', () => {
     );
   });
 
+  // Regression: its name was shown with nothing under it, as if the listing had been cut short.
+  it('a ServiceCIDR without spec.cidrs (a broken API server) says it has no range, and why', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addServiceCIDR(d, 'missing', ['10.97.0.0/24'], true);
+    addServiceCIDR(d, 'empty', ['10.98.0.0/24'], true);
+    d.modify('missing', (o) => delete (o.spec as { cidrs?: unknown }).cidrs, 'servicecidrs');
+    d.modify('empty', (o) => ((o.spec as { cidrs?: unknown }).cidrs = []), 'servicecidrs');
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    const said =
+      '  no range: its spec.cidrs is missing or empty, which kube-apiserver refuses (it requires one CIDR, or two of different families)';
+    for (const name of ['missing', 'empty']) {
+      const at = lines.indexOf(`${name}  ready`);
+      expect(lines.slice(at, at + 3)).toEqual([`${name}  ready`, said, '']);
+    }
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.serviceCIDRs.map((sc) => [sc.name, sc.ranges.length])).toEqual([
+      ['empty', 0],
+      ['kubernetes', 1],
+      ['missing', 0],
+    ]);
+  });
+
   it('a ServiceCIDR listing more CIDRs than a MetaAllocator reads (a broken API server) shows every range not allocatable', async () => {
     // Regression: status showed 65 served /24s under it, while a MetaAllocator refuses the object whole
     const cidrs = Array.from({ length: 65 }, (_, i) => `10.96.${i}.0/24`);
