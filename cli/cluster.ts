@@ -57,6 +57,7 @@ import {
   answeredBy,
   blockedPort,
   blockedPortWhy,
+  blockedRedirectWhy,
   causeChain,
   deniedByRuntime,
   describeAnswer,
@@ -66,6 +67,7 @@ import {
   KubernetesApiError,
   messages,
   redirectedTo,
+  redirectedToBlockedPort,
   translate,
 } from '../adapters/kubernetes/errors.ts';
 import {
@@ -834,6 +836,9 @@ export class Cluster {
       if (port !== undefined) {
         return this.notSent(blockedPortWhy(port));
       }
+      // the API server's own port is fine: a redirect led there
+      const redirectedPort = redirectedToBlockedPort(err, this.server);
+      if (redirectedPort !== undefined) return new ClusterError(`${verb} ${target} failed: ${blockedRedirectWhy(where, redirectedPort)}`);
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
     if (redirectedTo(err) !== undefined) {

@@ -776,6 +776,20 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  // Regression: a redirect to such a port was said as "list servicecidrs.networking.k8s.io failed
+  // without an answer from the API server at … : fetch failed: bad port", naming neither the
+  // redirect nor why; the API server's own port is fine.
+  it('a redirect to a port fetch never connects to: said to be the answer of the API server, a redirect, and why no request follows it', async () => {
+    c.double.proxyAnswerNext('list', 'servicecidrs', '', { status: 302, headers: { location: 'http://127.0.0.1:1/login' } });
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      `ipallocator: list servicecidrs.networking.k8s.io failed: the API server at ${c.double.url} (context "double") answered with a redirect ` +
+        `to a port fetch never connects to, one of the Fetch standard's "bad ports" (fetch does not say which URL); ` +
+        'kube-apiserver does not redirect API requests: something in front of it does (a proxy, a login page), or the kubeconfig names another server\n',
+    );
+  });
+
   // Deno without --allow-net: its refusal lies a few causes deep under "fetch failed".
   /** `ipallocator status` under Deno with only the permissions given. */
   function statusUnderDeno(

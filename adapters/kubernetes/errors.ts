@@ -217,18 +217,53 @@ const BAD_PORTS = new Set(
  * @internal
  */
 export function blockedPort(err: unknown, server: string | undefined): string | undefined {
+  const port = portOf(server);
+  return port !== undefined && BAD_PORTS.has(port) && refusedPort(err) !== undefined ? port : undefined;
+}
+
+/**
+ * When `err` is fetch's refusal of a bad port and the port of `server` is none (blockedPort would
+ * say it otherwise), the API server answered with a redirect there: fetch checks every URL it
+ * follows, and its error says neither that a redirect led there nor the URL. The port when the
+ * runtime names it (Deno's "Requests to port 1 are blocked"), '' when it does not (undici's "bad
+ * port"); undefined for any other failure.
+ * @internal
+ */
+export function redirectedToBlockedPort(err: unknown, server: string | undefined): string | undefined {
+  const port = portOf(server);
+  return port === undefined || BAD_PORTS.has(port) ? undefined : refusedPort(err);
+}
+
+/** What `subject` (the API server, as a message names it) did when redirectedToBlockedPort says `port`, and what that means. @internal */
+export function blockedRedirectWhy(subject: string, port: string): string {
+  return (
+    `${subject} answered with a redirect to ${port === '' ? 'a port' : `port ${port}, a port`} fetch never connects to, one of the Fetch standard's "bad ports" (fetch does not say which URL); ` +
+    'kube-apiserver does not redirect API requests: something in front of it does (a proxy, a login page), or the kubeconfig names another server'
+  );
+}
+
+/** The port of a server URL as it writes it ('' for the scheme's default); undefined for no URL. */
+function portOf(server: string | undefined): string | undefined {
   if (server === undefined) return undefined;
-  let port: string;
   try {
-    port = new URL(server).port;
+    return new URL(server).port;
   } catch {
     return undefined;
   }
-  if (!BAD_PORTS.has(port)) return undefined;
-  const refused = causeChain(err).some(
-    ({ message }) => typeof message === 'string' && (message === 'bad port' || /\bRequests to port \d+ are blocked\b/.test(message)),
-  );
-  return refused ? port : undefined;
+}
+
+/**
+ * The port fetch refused to connect to, when `err` is that refusal: as Deno's fetch names it
+ * ("Requests to port 6000 are blocked"), '' for undici's "bad port", which names none; else undefined.
+ */
+function refusedPort(err: unknown): string | undefined {
+  for (const { message } of causeChain(err)) {
+    if (typeof message !== 'string') continue;
+    if (message === 'bad port') return '';
+    const deno = /\bRequests to port (\d+) are blocked\b/.exec(message);
+    if (deno !== null) return deno[1]!;
+  }
+  return undefined;
 }
 
 /** Why a request to a server on `port`, which fetch refuses (blockedPort), cannot be sent, and what to do. @internal */
