@@ -393,8 +393,15 @@ export function render(report: StatusReport, options: { top: number }): string {
     for (const r of sc.ranges) {
       const k = r.kubeApiserver;
       if (k === null || (k.allocated === r.used && k.available === r.free)) continue;
+      // why they differ: what Used() counts, and Free()'s cap on a range past the largest Go int
+      const why = [
+        ...(k.allocated === r.used
+          ? []
+          : [`they count the IPAddresses in the prefix labelled managed-by ${CONTROLLER_NAME} and ip-family ${r.family}`]),
+        ...(BigInt(r.size) > MAX_INT64 ? ['available_ips stops at 2^63 − 1 (the largest Go int) less allocated'] : []),
+      ];
       out.push(
-        `  ${named(r.cidr)}: kube-apiserver's metrics read ${formatCount(k.allocated)} allocated, ${formatCount(k.available)} available: they count the IPAddresses in the prefix labelled managed-by ${CONTROLLER_NAME} and ip-family ${r.family}`,
+        `  ${named(r.cidr)}: kube-apiserver's metrics read ${formatCount(k.allocated)} allocated, ${formatCount(k.available)} available: ${why.join('; ')}`,
       );
     }
   }
