@@ -437,7 +437,7 @@ export function render(report: StatusReport, options: { top: number }): string {
   }
   if (report.otherManagersOutside.count > 0) {
     out.push(
-      `Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): ${counted(report.otherManagersOutside.count, 'IPAddress', 'IPAddresses')}`,
+      `Outside every ServiceCIDR, not managed by ipallocator.k8s.io (kube-apiserver's repair loop leaves them alone): ${counted(report.otherManagersOutside.count, 'IPAddress', 'IPAddresses')}`,
     );
     const { shown, more } = firstOf(report.otherManagersOutside.addresses, options.top);
     appendLines(

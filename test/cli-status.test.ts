@@ -494,7 +494,7 @@ describe('ipallocator status', () => {
     expect(lines.slice(at, lines.indexOf('Top owners by namespace:'))).toEqual([
       'Outside every ServiceCIDR: 1 IPAddress',
       expect.stringMatching(/^ {2}10\.99\.0\.4 +monitoring\/grafana$/),
-      "Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): 4 IPAddresses",
+      "Outside every ServiceCIDR, not managed by ipallocator.k8s.io (kube-apiserver's repair loop leaves them alone): 4 IPAddresses",
       expect.stringMatching(/^ {2}172\.16\.0\.1 +\(no managed-by label\) +ops\/by-hand$/),
       expect.stringMatching(/^ {2}192\.168\.50\.1 +lb\.example\.com +pools\.lb\.example\.com lb\/pool$/),
       expect.stringMatching(/^ {2}192\.168\.50\.2 +lb\.example\.com +pools\.lb\.example\.com lb\/pool$/),
@@ -576,7 +576,7 @@ describe('ipallocator status', () => {
     expect(stdout).not.toContain('Every IPAddress is inside a ServiceCIDR.');
     expect(stdout).not.toContain('Outside every ServiceCIDR: ');
     expect(stdout).toContain(
-      "Outside every ServiceCIDR, managed by other controllers (kube-apiserver's repair loop leaves them alone): 1 IPAddress\n",
+      "Outside every ServiceCIDR, not managed by ipallocator.k8s.io (kube-apiserver's repair loop leaves them alone): 1 IPAddress\n",
     );
   });
 
