@@ -536,6 +536,40 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     expect(socks.seen).toEqual([{ kind: 'domain', host: 'apiserver.test', port: Number(port) }]);
   });
 
+  // Regression: client-node 2.x gave TLS the server's address as its name through a SOCKS proxy:
+  // Node warned (DEP0123) on stderr, and Deno threw it as an unhandled error, the request left
+  // to hang until its deadline. Its tls-server-name was dropped on the way, too.
+  it('an https:// server named by its address, through a SOCKS5 proxy: answered, its certificate checked against the address or the tls-server-name, no warning', async () => {
+    const socks = await startSocks5Proxy({});
+    closing.push(socks.close);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      for (const [cert, tlsServerName] of [
+        [ISSUED_CERT, undefined],
+        [OTHER_NAME_CERT, 'api.cluster.example'],
+      ] as const) {
+        const api = await startServerWith(cert);
+        try {
+          const cluster = { server: api.url, caData: base64(CA_CERT), proxyUrl: socks.url, ...(tlsServerName && { tlsServerName }) };
+          const err = await settledGet(cluster, { token: 't' });
+          // the server's `{}` is no IPAddress: what matters is that it answered
+          expect((err as Error).message, cert === ISSUED_CERT ? 'by its address' : 'by tls-server-name').toMatch(
+            /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /,
+          );
+          expect(socks.seen.at(-1)).toEqual({ kind: 'ipv4', host: '127.0.0.1', port: Number(new URL(api.url).port) });
+        } finally {
+          api.close();
+        }
+      }
+      await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
+      expect(warnings.map((w) => `${w.name} ${(w as { code?: string }).code}`)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it("a name the SOCKS5 proxy cannot resolve is said to be the proxy's answer, not a proxy out of reach", async () => {
     const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });
     closing.push(socks.close);

@@ -9,7 +9,15 @@
 // client-node sends both through undici's ProxyAgent, which opens a CONNECT tunnel for an
 // http:// server too: a proxy that allows CONNECT only to port 443 (Squid's default
 // configuration, `http_access deny CONNECT !SSL_ports`) refused every request kubectl sends
-// through it. SOCKS proxies stay client-node's: it hands the server's name to the proxy, as Go.
+// through it.
+//
+// Through a SOCKS5 proxy the server's name (or address) is handed to the proxy, as Go hands it,
+// with the socks library client-node uses; TLS with an https:// server is then opened over that
+// connection by undici's own connector, as for a server reached directly: its certificate checked
+// against the tls-server-name when there is one, else the server's host, and no address given as
+// the TLS server name. client-node's own SOCKS connector gave TLS the host, an address included,
+// in place of the tls-server-name: Node warned (DEP0123), and Deno threw it as an uncaught error
+// ("options.servername must not be an IP address") while the request waited for its deadline.
 //
 // The connection to the proxy itself: to an https:// proxy named by an IP address, TLS is opened
 // without a server name (SNI takes names only, RFC 6066 3; Go leaves it out too), where undici
@@ -43,9 +51,24 @@ type Dispatch = (options: DispatchOptions, handler: unknown) => boolean;
 
 /** The parts of undici used here. */
 interface Undici {
+  Agent: new (options: { connect: Connector }) => unknown;
   Pool: new (origin: string, options: { connect: Connector }) => { compose(interceptor: (dispatch: Dispatch) => Dispatch): unknown };
   ProxyAgent: new (options: Record<string, unknown>) => unknown;
   buildConnector(options: Record<string, unknown>): Connector;
+}
+
+/** The part of the socks library used here (SocksClient.createConnection, callback form). */
+interface Socks {
+  SocksClient: {
+    createConnection(
+      options: {
+        proxy: { host: string; port: number; type: 5 };
+        command: 'connect';
+        destination: { host: string; port: number };
+      },
+      callback: (err: Error | null, info?: { socket: { setKeepAlive(enable: boolean, delay: number): unknown } }) => void,
+    ): unknown;
+  };
 }
 
 /** Marks an error as the failure of the connection to the proxy. */
@@ -63,13 +86,14 @@ export function failedAtProxy(err: unknown): boolean {
 }
 
 /**
- * The undici dispatcher a request to `server` is sent with through `proxy`, an http:// or
- * https:// proxy (undefined for another: left to client-node). `agentOptions` are client-node's
- * TLS options for the API server (its KubeConfig's CA, client certificate, …), applied as
- * client-node applies them.
+ * The undici dispatcher a request to `server` is sent with through `proxy`, an http://, https://,
+ * socks5:// or socks5h:// proxy (undefined for another: left to client-node). `agentOptions` are
+ * client-node's TLS options for the API server (its KubeConfig's CA, client certificate, …),
+ * applied as client-node applies them.
  * @internal
  */
 export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record<string, unknown>): unknown {
+  if (proxy.protocol === 'socks5:' || proxy.protocol === 'socks5h:') return socksDispatcher(proxy, agentOptions);
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') return undefined;
   const u = undici();
   const toProxy = proxyConnector(u);
@@ -86,6 +110,34 @@ export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record
     ...(authorization === undefined ? {} : { token: authorization }),
     requestTls: serverTls(agentOptions),
     clientFactory: (origin: string) => new u.Pool(origin, { connect: toProxy }),
+  });
+}
+
+/**
+ * Requests sent through the SOCKS5 proxy `proxy`: a connection to the server's host and port
+ * through it (the host handed to the proxy as written, a name for the proxy to resolve), and,
+ * for an https:// server, TLS over it with `agentOptions` as undici's connector opens it to a
+ * server reached directly.
+ */
+function socksDispatcher(proxy: URL, agentOptions: Record<string, unknown>): unknown {
+  const u = undici();
+  const { SocksClient } = socks();
+  const tls = u.buildConnector(serverTls(agentOptions));
+  const host = proxy.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(proxy.port || 1080);
+  return new u.Agent({
+    connect: (options, callback) => {
+      // the host as undici gives it: an IPv6 address without its brackets
+      const { hostname, port: serverPort, protocol } = options as { hostname: string; port: string; protocol: string };
+      const destination = { host: hostname, port: Number(serverPort || (protocol === 'https:' ? 443 : 80)) };
+      SocksClient.createConnection({ proxy: { host, port, type: 5 }, command: 'connect', destination }, (err, info) => {
+        if (err !== null) return callback(err, null);
+        // client-node's (and client-go's) keep-alive probe delay
+        info!.socket.setKeepAlive(true, 30_000);
+        if (protocol !== 'https:') return callback(null, info!.socket);
+        tls({ ...options, httpSocket: info!.socket }, callback);
+      });
+    },
   });
 }
 
@@ -245,6 +297,14 @@ function serverTls(agentOptions: Record<string, unknown>): Record<string, unknow
     if (agentOptions[field] !== undefined) tls[field] = agentOptions[field];
   }
   return tls;
+}
+
+let loadedSocks: Socks | undefined;
+
+/** The socks library client-node 2.x sends through a SOCKS proxy with, loaded from client-node's own folder. */
+function socks(): Socks {
+  loadedSocks ??= requireFromClientNode('socks', 'a request through a SOCKS proxy is sent with it', import.meta.url) as Socks;
+  return loadedSocks;
 }
 
 let loaded: Undici | undefined;
