@@ -374,12 +374,17 @@ describe('an https:// proxy whose certificate is not trusted', () => {
     async (_what, cert, code, why, orDates) => {
       const api = await startServerWith(ISSUED_CERT);
       const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' }, tls: { cert, key: ISSUED_KEY } });
+      const warnings: Error[] = [];
+      const onWarning = (w: Error) => warnings.push(w);
+      process.on('warning', onWarning);
       try {
         // Regression: client-node 1.x's said it as the API server's certificate, and blamed the
-        // cluster's certificate-authority-data. Its proxy named, not by address: 1.x's proxy agent
-        // gives the address to TLS as the server name, which Deno refuses
+        // cluster's certificate-authority-data.
+        // Regression: with client-node 1.x, a proxy named by its address was given to TLS as the
+        // server name: Node warned (DEP0123), and Deno refused it, said as the API server's failure
         for (const [Config, proxyUrl] of [
           [KubeConfig, proxy.url],
+          [KubeConfig1 as unknown as typeof KubeConfig, proxy.url],
           [KubeConfig1 as unknown as typeof KubeConfig, proxy.url.replace('127.0.0.1', 'localhost')],
         ] as const) {
           const err = await settledGet({ server: api.url, caData: base64(CA_CERT), proxyUrl }, { token: 't' }, Config);
@@ -393,7 +398,10 @@ describe('an https:// proxy whose certificate is not trusted', () => {
           );
         }
         expect(proxy.seen).toEqual([]);
+        await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
+        expect(warnings.map((w) => `${w.name} ${(w as { code?: string }).code}`)).toEqual([]);
       } finally {
+        process.off('warning', onWarning);
         api.close();
         await proxy.close();
       }
@@ -410,11 +418,11 @@ describe('an https:// proxy whose certificate is not trusted', () => {
     writeFileSync(caFile, CA_CERT);
     const root = join(import.meta.dirname, '..');
     const child = join(import.meta.dirname, 'k8s', 'proxy-get-child.ts');
-    const run = (args: string[], env: Record<string, string>) =>
+    const run = (args: string[], env: Record<string, string>, version: string[] = []) =>
       new Promise<string>((done, fail) =>
         execFile(
           process.execPath,
-          [...args, child, api.url, CA_CERT, proxy.url],
+          [...args, child, api.url, CA_CERT, proxy.url, ...version],
           { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 50_000 },
           (err, stdout, stderr) => (err === null ? done(stdout) : fail(new Error(`${err.message}\n${stderr}`))),
         ),
@@ -422,13 +430,19 @@ describe('an https:// proxy whose certificate is not trusted', () => {
     // the server's `{}` is no IPAddress: what matters is that it answered, through the proxy
     const answered = /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /;
     try {
+      // Regression: with client-node 1.x, under Deno, a proxy named by its address (as here)
+      // failed every request: its agent gave TLS the address as the server name
       const runs = underDeno()
         ? [
             run(['run', '-A', '--cert', caFile], {}),
             run(['run', '-A'], { DENO_CERT: caFile }),
             run(['run', '-A'], { NODE_EXTRA_CA_CERTS: caFile }),
+            run(['run', '-A'], { NODE_EXTRA_CA_CERTS: caFile }, ['client-node-1']),
           ]
-        : [run(['--import', 'tsx'], { NODE_EXTRA_CA_CERTS: caFile })];
+        : [
+            run(['--import', 'tsx'], { NODE_EXTRA_CA_CERTS: caFile }),
+            run(['--import', 'tsx'], { NODE_EXTRA_CA_CERTS: caFile }, ['client-node-1']),
+          ];
       for (const out of await Promise.all(runs)) expect(out).toMatch(answered);
       // and without it, the same child is refused by the proxy's certificate
       const without = await run(underDeno() ? ['run', '-A'] : ['--import', 'tsx'], {});

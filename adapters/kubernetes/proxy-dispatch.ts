@@ -24,7 +24,11 @@
 // gives Node the address and Node warns (DEP0123) on the process's stderr. A failure on that
 // connection — refused, not TLS, a certificate — is marked as the proxy's (`failedAtProxy`), so
 // that the message names the proxy instead of the API server (tls-material.ts); so is one on the
-// connection client-node 1.x's agent opens to the proxy (`markingProxyFailures`).
+// connection client-node 1.x's agent opens to the proxy (`markingProxyFailures`). client-node
+// 1.x's agent (hpagent's) gives TLS the address of an https:// proxy named by one as the server
+// name: Node warns, Deno refuses it; such a proxy is connected to without a name there
+// (`tlsToProxyByAddress`).
+import https from 'node:https';
 import { isIP } from 'node:net';
 import { requireFromClientNode } from './client-node-check.ts';
 import { basicAuthorization } from './header-values.ts';
@@ -263,6 +267,75 @@ export function markingProxyFailures<A>(agent: A): A {
     });
   };
   return agent;
+}
+
+/** What hpagent's agents (client-node 1.x's, for an http:// or https:// proxy) hold: the proxy's URL, and whether connections are kept alive. */
+interface ProxyAgent1x extends OpensConnections {
+  proxy?: unknown;
+  keepAlive?: boolean;
+}
+
+/**
+ * `agent`, client-node 1.x's http.Agent of one request, opening its connection to an https://
+ * proxy named by an IP address without a TLS server name, the proxy's certificate checked against
+ * that address (SNI takes names only, RFC 6066 3; Go leaves it out too). 1.x's agent for a proxy,
+ * hpagent's, gives TLS the proxy's host as the server name, an address included: Node warns
+ * (DEP0123) on the process's stderr, and Deno refuses it ("options.servername must not be an IP
+ * address"), so no request went through such a proxy. Its connection is opened here as hpagent
+ * opens it (a CONNECT to the server's host and port, the proxy URL's credentials as
+ * Proxy-Authorization, TLS with an https:// server over the tunnel as 1.x's https.Agent opens it),
+ * but for the server name. Any other agent is returned as it is.
+ * @internal
+ */
+export function tlsToProxyByAddress<A>(agent: A): A {
+  const hp = agent as ProxyAgent1x | null;
+  const proxy = hp?.proxy;
+  if (!(proxy instanceof URL) || proxy.protocol !== 'https:' || typeof hp!.createConnection !== 'function') return agent;
+  const host = proxy.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) === 0) return agent;
+  const authorization = proxyAuthorization(proxy);
+  hp!.createConnection = (options, callback) => {
+    const { host: serverHost, port, timeout } = options as { host: string; port: string | number; timeout?: number };
+    const request = https.request({
+      method: 'CONNECT',
+      host,
+      port: proxy.port,
+      path: `${serverHost}:${port}`,
+      setHost: false,
+      headers: {
+        connection: hp!.keepAlive ? 'keep-alive' : 'close',
+        host: `${serverHost}:${port}`,
+        ...(authorization === undefined ? {} : { 'proxy-authorization': authorization }),
+      },
+      agent: false,
+      timeout: timeout || 0,
+      servername: '', // none: the certificate is checked against `host`
+    });
+    request.once('connect', (response, socket) => {
+      request.removeAllListeners();
+      socket.removeAllListeners();
+      if (response.statusCode !== 200) {
+        socket.destroy();
+        return callback(new Error(`Bad response: ${response.statusCode}`), null);
+      }
+      // an https:// server: TLS over the tunnel, as the https.Agent hpagent's agent is
+      callback(null, agent instanceof https.Agent ? tlsOverTunnel(agent, { ...(options as object), socket }) : socket);
+    });
+    request.once('timeout', () => request.destroy(new Error('Proxy timeout')));
+    request.once('error', (err) => {
+      request.removeAllListeners();
+      callback(err, null);
+    });
+    request.end();
+  };
+  return agent;
+}
+
+/** https.Agent's own createConnection (tls.connect with the agent's options, a TLS session kept), on `agent`. */
+function tlsOverTunnel(agent: https.Agent, options: object): unknown {
+  const create = (https.Agent.prototype as unknown as { createConnection: (this: https.Agent, options: object) => unknown })
+    .createConnection;
+  return create.call(agent, options);
 }
 
 /** Go's proxyAuth: Basic with the proxy URL's user and password, when it names a user. */
