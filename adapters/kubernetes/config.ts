@@ -20,7 +20,7 @@ import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
 import { withoutCredentialsOverPlainHttp } from './plain-http.ts';
-import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
+import { insecureWithCA, tlsFileProblem, withClientCertificateCheck, withKubectlNameCheck } from './tls-material.ts';
 import { readTokenFileInUse, readTokenFiles, TOKEN_FILE_KEYS, TokenFileError } from './token-files.ts';
 import {
   documentOnce,
@@ -218,7 +218,9 @@ export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
   return withCredentialCheck(
     withEmptyPassword(
       withImpersonation(
-        withoutCredentialsOverPlainHttp(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(withContextAsMade(kc))))),
+        withoutCredentialsOverPlainHttp(
+          withReusedConnections(withClientCertificateCheck(withKubectlNameCheck(withEnvironmentProxy(withContextAsMade(kc))))),
+        ),
       ),
     ),
   );

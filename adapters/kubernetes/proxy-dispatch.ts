@@ -366,7 +366,8 @@ function headerRecord(headers: unknown): RequestHeaders {
 /** The TLS options for the API server that client-node gives its own ProxyAgent (createDispatcherOptions). */
 function serverTls(agentOptions: Record<string, unknown>): Record<string, unknown> {
   const tls: Record<string, unknown> = {};
-  for (const field of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) {
+  // and the check of its names (tls-material.ts withKubectlNameCheck)
+  for (const field of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername', 'checkServerIdentity']) {
     if (agentOptions[field] !== undefined) tls[field] = agentOptions[field];
   }
   return tls;

@@ -25,6 +25,7 @@
 // may be replaced meanwhile.
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync, type Stats, statSync } from 'node:fs';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { notRegularFile } from '../bounded-read.ts';
 import { underDeno } from '../peer-install.ts';
@@ -171,12 +172,10 @@ const OUT_OF_DATES: Record<string, string> = {
 
 /**
  * What is said of a server certificate without a subject alternative name, which no setting makes
- * right. Node's tls.checkServerIdentity (Deno's too) then checks a host name against the common
- * name of its subject, so such a certificate fails for an address, or for a name that is not that
- * common name, and is taken for that name (a tls-server-name set to it); kubectl (Go's crypto/x509,
- * since Go 1.15) checks the subject alternative names only, and refuses it for any host ("x509:
- * certificate relies on legacy Common Name field, use SANs instead"). Setting the tls-server-name
- * to its common name is not advised: kubectl would still refuse the kubeconfig.
+ * right: kubectl (Go's crypto/x509, since Go 1.15) checks the subject alternative names only, and
+ * refuses it for any host ("x509: certificate relies on legacy Common Name field, use SANs
+ * instead"); so does checkServerIdentityAsKubectl, where Node's tls.checkServerIdentity (Deno's
+ * too) would take it for a host name equal to the common name of its subject.
  */
 const NO_SUBJECT_ALT_NAME =
   'it has no subject alternative name, the only names kubectl checks a host against (never the common name of its subject): ' +
@@ -357,6 +356,90 @@ export function withClientCertificateCheck(kc: KubeConfig): KubeConfig {
     }
     return make.call(this, cluster, agentOptions);
   };
+  return checking;
+}
+
+/**
+ * The check of a server certificate's names that kubectl makes (Go's crypto/x509 VerifyHostname,
+ * since Go 1.15): Node's tls.checkServerIdentity, but a certificate with no subject alternative
+ * name is refused for any host. Node's check (Deno's too) takes the common name of its subject for
+ * a host name then, so a tls-server-name set to that name was trusted where kubectl refuses it
+ * ("x509: certificate relies on legacy Common Name field, use SANs instead"). The error is
+ * Node's for a name that does not match (ERR_TLS_CERT_ALTNAME_INVALID, with `host` and `cert`),
+ * which untrustedCertificate says as NO_SUBJECT_ALT_NAME.
+ * @internal
+ */
+export function checkServerIdentityAsKubectl(hostname: string, cert: PeerCertificate): Error | undefined {
+  if (typeof cert.subjectaltname === 'string' && cert.subjectaltname !== '') return checkServerIdentity(hostname, cert);
+  const reason = 'the certificate has no subject alternative name';
+  return Object.assign(new Error(`Hostname/IP does not match certificate's altnames: ${reason}`), {
+    code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+    reason,
+    host: hostname,
+    cert,
+  });
+}
+
+/** What client-node makes a request's connections with: an undici Dispatcher (2.x) and its options, an http.Agent (1.x). */
+interface SendsWith {
+  createDispatcher?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
+  createDispatcherOptions?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => DispatcherOptions;
+  createAgent?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
+}
+
+/** client-node 2.x's createDispatcherOptions: what kind of dispatcher to make, with which TLS options. */
+type DispatcherOptions =
+  | { type: 'agent'; connect: Record<string, unknown> }
+  | { type: 'proxy' | 'socks'; requestTls: Record<string, unknown>; [field: string]: unknown }
+  | { type: 'none' };
+
+/**
+ * `kc` checking the names in the API server's certificate as kubectl checks them
+ * (checkServerIdentityAsKubectl) on each TLS connection it makes to it: the TLS options client-node
+ * makes a request's connections with (agentOptions) carry the check, for client-node 1.x's
+ * http.Agent (createAgent) and 2.x's dispatcher (createDispatcher, and proxy-dispatch.ts for one
+ * through a proxy). client-node 2.x keeps the options it knows only (createDispatcherOptions): the
+ * check is put back there, and a request it would send with no options of its own, through
+ * undici's global dispatcher, gets a dispatcher holding it. With insecure-skip-tls-verify nothing
+ * is checked, names neither. `kc` itself when it makes no connections (not client-node's).
+ * @internal
+ */
+export function withKubectlNameCheck(kc: KubeConfig): KubeConfig {
+  const { createDispatcher, createDispatcherOptions, createAgent } = kc as unknown as SendsWith;
+  if (typeof createDispatcher !== 'function' && typeof createAgent !== 'function') return kc;
+  const checking = Object.create(kc) as KubeConfig;
+  const sends = checking as unknown as SendsWith;
+  const withCheck = (agentOptions: Record<string, unknown>) => ({ ...agentOptions, checkServerIdentity: checkServerIdentityAsKubectl });
+  if (typeof createDispatcher === 'function') {
+    sends.createDispatcher = function (this: unknown, cluster, agentOptions) {
+      return createDispatcher.call(this, cluster, withCheck(agentOptions));
+    };
+  }
+  if (typeof createDispatcherOptions === 'function') {
+    sends.createDispatcherOptions = function (this: unknown, cluster, agentOptions) {
+      const options = createDispatcherOptions.call(this, cluster, agentOptions);
+      const { checkServerIdentity } = agentOptions as { checkServerIdentity?: unknown };
+      if (checkServerIdentity === undefined) return options;
+      const check = { checkServerIdentity };
+      switch (options.type) {
+        case 'agent':
+          return { ...options, connect: { ...options.connect, ...check } };
+        case 'proxy':
+        case 'socks':
+          return { ...options, requestTls: { ...options.requestTls, ...check } };
+        case 'none':
+          // client-node's keep-alive settings for an agent of its own
+          return { type: 'agent', connect: { ...check, keepAlive: true, keepAliveInitialDelay: 30_000 } };
+        default:
+          return options;
+      }
+    };
+  }
+  if (typeof createAgent === 'function') {
+    sends.createAgent = function (this: unknown, cluster, agentOptions) {
+      return createAgent.call(this, cluster, withCheck(agentOptions));
+    };
+  }
   return checking;
 }
 
