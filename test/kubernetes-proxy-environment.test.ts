@@ -18,6 +18,7 @@ import { settledGet, until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import https from 'node:https';
+import { inspect } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { base64, CLIENT_CERT, CLIENT_KEY, SERVER_CERT, SERVER_KEY, startTlsServer } from './k8s/tls.ts';
@@ -569,6 +570,38 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       process.off('warning', onWarning);
     }
   });
+
+  // Regression: with client-node 2.x the user and password of a socks5:// URL were never sent:
+  // a proxy that asks for them refused every request
+  it.each([
+    ['2.x', KubeConfigNow],
+    ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
+  ] as const)(
+    'with client-node %s, the user and password of a SOCKS5 proxy URL are sent to it (RFC 1929), as Go sends them',
+    async (_version, Config) => {
+      const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' }, { login: { user: 'ops', password: 's@cret' } });
+      closing.push(socks.close);
+      const at = `http://apiserver.test:${port}`;
+      const kc = new Config();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: at, skipTLSVerify: true, proxyUrl: socks.url.replace('socks5://', 'socks5://ops:s%40cret@') }],
+        users: [{ name: 'tester', token: TEST_TOKEN }],
+        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+        currentContext: 'double',
+      });
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
+      expect(socks.logins).toEqual([{ user: 'ops', password: 's@cret' }]);
+      // a password the proxy refuses: nowhere in the error, which an application may log whole
+      kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: socks.url.replace('socks5://', 'socks5://ops:wr0ng-pw@') }));
+      const refusing = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(refusing);
+      const err = await refusing.get('10.96.0.10').catch((e: unknown) => e);
+      expect((err as Error).message).toContain('Socks5 Authentication failed');
+      expect(inspect(err, { depth: 20 })).not.toContain('wr0ng-pw');
+    },
+  );
 
   it("a name the SOCKS5 proxy cannot resolve is said to be the proxy's answer, not a proxy out of reach", async () => {
     const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });

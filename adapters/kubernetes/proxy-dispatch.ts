@@ -12,7 +12,8 @@
 // through it.
 //
 // Through a SOCKS5 proxy the server's name (or address) is handed to the proxy, as Go hands it,
-// with the socks library client-node uses; TLS with an https:// server is then opened over that
+// with the socks library client-node uses, and the proxy URL's user and password (which
+// client-node's own connector left out); TLS with an https:// server is then opened over that
 // connection by undici's own connector, as for a server reached directly: its certificate checked
 // against the tls-server-name when there is one, else the server's host, and no address given as
 // the TLS server name. client-node's own SOCKS connector gave TLS the host, an address included,
@@ -66,7 +67,7 @@ interface Socks {
   SocksClient: {
     createConnection(
       options: {
-        proxy: { host: string; port: number; type: 5 };
+        proxy: { host: string; port: number; type: 5; userId?: string; password?: string };
         command: 'connect';
         destination: { host: string; port: number };
       },
@@ -127,15 +128,19 @@ function socksDispatcher(proxy: URL, agentOptions: Record<string, unknown>): unk
   const u = undici();
   const { SocksClient } = socks();
   const tls = u.buildConnector(serverTls(agentOptions));
-  const host = proxy.hostname.replace(/^\[|\]$/g, '');
-  const port = Number(proxy.port || 1080);
+  // the URL's user and password, when it names a user, sent as Go sends them (RFC 1929)
+  const login =
+    proxy.username === '' && proxy.password === ''
+      ? {}
+      : { userId: decodeURIComponent(proxy.username), password: decodeURIComponent(proxy.password) };
+  const socksProxy = { host: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port || 1080), type: 5 as const, ...login };
   return new u.Agent({
     connect: (options, callback) => {
       // the host as undici gives it: an IPv6 address without its brackets
       const { hostname, port: serverPort, protocol } = options as { hostname: string; port: string; protocol: string };
       const destination = { host: hostname, port: Number(serverPort || (protocol === 'https:' ? 443 : 80)) };
-      SocksClient.createConnection({ proxy: { host, port, type: 5 }, command: 'connect', destination }, (err, info) => {
-        if (err !== null) return callback(err, null);
+      SocksClient.createConnection({ proxy: socksProxy, command: 'connect', destination }, (err, info) => {
+        if (err !== null) return callback(withoutPassword(err), null);
         // client-node's (and client-go's) keep-alive probe delay
         info!.socket.setKeepAlive(true, 30_000);
         if (protocol !== 'https:') return callback(null, info!.socket);
@@ -143,6 +148,17 @@ function socksDispatcher(proxy: URL, agentOptions: Record<string, unknown>): unk
       });
     },
   });
+}
+
+/**
+ * A failure of the socks library, the proxy's password taken out of the options it carries (its
+ * SocksClientError holds those it was given): the error is kept in the cause chain of the
+ * request's, which an application may log whole.
+ */
+function withoutPassword(err: Error): Error {
+  const options = (err as { options?: { proxy?: { password?: unknown } } }).options;
+  if (options?.proxy?.password !== undefined) options.proxy = { ...options.proxy, password: '(not shown)' };
+  return err;
 }
 
 /**

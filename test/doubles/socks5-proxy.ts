@@ -1,4 +1,5 @@
-// A SOCKS5 server (RFC 1928), no authentication, CONNECT only, as dante or ssh -D answer: the
+// A SOCKS5 server (RFC 1928), CONNECT only, as dante or ssh -D answer, with no authentication or,
+// given a login, the username/password one (RFC 1929) alone: the
 // destination is taken as the client sends it — an IPv4 or IPv6 address, or a domain name the
 // server resolves with its own name table — and the reply says what happened (0x00 succeeded,
 // 0x04 host unreachable for a name it cannot resolve, 0x05 connection refused).
@@ -16,21 +17,30 @@ export interface Socks5Proxy {
   /** e.g. socks5://127.0.0.1:40123 */
   url: string;
   seen: SocksConnect[];
+  /** The username and password each client authenticated with (RFC 1929), right or wrong. */
+  logins: { user: string; password: string }[];
   close(): Promise<void>;
 }
 
 const REPLY = { succeeded: 0x00, hostUnreachable: 0x04, connectionRefused: 0x05, commandNotSupported: 0x07 };
 
-/** Starts the server; `hosts` is its name table (name → address). */
-export async function startSocks5Proxy(hosts: Record<string, string>): Promise<Socks5Proxy> {
+/**
+ * Starts the server; `hosts` is its name table (name → address). With `login`, a client is served
+ * only once it authenticated with that username and password.
+ */
+export async function startSocks5Proxy(
+  hosts: Record<string, string>,
+  { login }: { login?: { user: string; password: string } } = {},
+): Promise<Socks5Proxy> {
   const seen: SocksConnect[] = [];
+  const logins: { user: string; password: string }[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
     let buffered = Buffer.alloc(0);
-    let stage: 'greeting' | 'request' | 'open' = 'greeting';
+    let stage: 'greeting' | 'login' | 'request' | 'open' = 'greeting';
     // the reply, bound address 0.0.0.0:0; a failure closes the connection after it
     const answer = (code: number) => Buffer.from([0x05, code, 0x00, 0x01, 0, 0, 0, 0, 0, 0]);
     const fail = (code: number) => void client.end(answer(code));
@@ -41,8 +51,23 @@ export async function startSocks5Proxy(hosts: Record<string, string>): Promise<S
         if (buffered[0] !== 0x05) return void client.destroy();
         const methods = buffered.subarray(2, 2 + buffered[1]!);
         buffered = buffered.subarray(2 + buffered[1]!);
-        if (!methods.includes(0x00)) return void client.end(Buffer.from([0x05, 0xff]));
-        client.write(Buffer.from([0x05, 0x00]));
+        const method = login === undefined ? 0x00 : 0x02;
+        if (!methods.includes(method)) return void client.end(Buffer.from([0x05, 0xff]));
+        client.write(Buffer.from([0x05, method]));
+        stage = login === undefined ? 'request' : 'login';
+      }
+      if (stage === 'login') {
+        // VER 0x01, ULEN, UNAME, PLEN, PASSWD
+        if (buffered.length < 2 || buffered.length < 3 + buffered[1]! || buffered.length < 3 + buffered[1]! + buffered[2 + buffered[1]!]!)
+          return;
+        const userLength = buffered[1]!;
+        const passwordLength = buffered[2 + userLength]!;
+        const user = buffered.subarray(2, 2 + userLength).toString('utf8');
+        const password = buffered.subarray(3 + userLength, 3 + userLength + passwordLength).toString('utf8');
+        buffered = buffered.subarray(3 + userLength + passwordLength);
+        logins.push({ user, password });
+        if (user !== login!.user || password !== login!.password) return void client.end(Buffer.from([0x01, 0x01]));
+        client.write(Buffer.from([0x01, 0x00]));
         stage = 'request';
       }
       if (stage !== 'request' || buffered.length < 5) return;
@@ -83,6 +108,7 @@ export async function startSocks5Proxy(hosts: Record<string, string>): Promise<S
   return {
     url: `socks5://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    logins,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
