@@ -593,12 +593,16 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       opened.push(store);
       await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
       expect(socks.logins).toEqual([{ user: 'ops', password: 's@cret' }]);
-      // a password the proxy refuses: nowhere in the error, which an application may log whole
+      // a password the proxy refuses: said to be the proxy's failure (with 1.x too: said as the API
+      // server's before), the password nowhere in the error, which an application may log whole
       kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: socks.url.replace('socks5://', 'socks5://ops:wr0ng-pw@') }));
       const refusing = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
       opened.push(refusing);
       const err = await refusing.get('10.96.0.10').catch((e: unknown) => e);
-      expect((err as Error).message).toContain('Socks5 Authentication failed');
+      expect((err as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${at} was not sent: the proxy at ${socks.url} ` +
+          '(proxy-url of cluster "double" in the kubeconfig) did not connect to the API server: "Socks5 Authentication failed"',
+      );
       expect(inspect(err, { depth: 20 })).not.toContain('wr0ng-pw');
     },
   );

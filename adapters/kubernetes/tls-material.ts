@@ -115,9 +115,10 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       }
       return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination}: ${quoteText(String(socks.message))}`;
     }
-    // client-node 1.x: node-fetch keeps only the socks library's message, inside its own
+    // client-node 1.x: node-fetch keeps only the socks library's message, inside its own (a
+    // refused connection, or refused credentials)
     const refusal = causeChain(err)
-      .map((e) => /Socks[45] proxy rejected connection - \w+/.exec(String(e.message))?.[0])
+      .map((e) => /Socks[45] proxy rejected connection - \w+|Socks5 Authentication failed/.exec(String(e.message))?.[0])
       .find((text) => text !== undefined);
     if (refusal !== undefined)
       return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination}: ${quoteText(refusal)}`;
