@@ -206,8 +206,10 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
     if (Object.hasOwn(OUT_OF_DATES, code)) return `the API server's certificate ${OUT_OF_DATES[code]}`;
     if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
       const { host, cert } = e as AltnameMismatch;
-      const asked = typeof host === 'string' ? `${showUnseen(host)} ` : '';
-      const names = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : '';
+      const words = typeof host === 'string' ? undefined : ALTNAME_WORDS.exec(String(e.message));
+      const hostAsked = typeof host === 'string' ? host : words?.[1];
+      const asked = hostAsked ? `${showUnseen(hostAsked)} ` : '';
+      const names = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : (words?.[2] ?? '');
       const against = cluster.tlsServerName ? 'the tls-server-name' : 'the host of the server URL';
       const said = `the API server's certificate is not issued for ${asked}(${code}), ${against} of cluster ${name} in the kubeconfig`;
       if (names === '') return `${said}: ${NO_SUBJECT_ALT_NAME}`;
@@ -371,8 +373,10 @@ export function withClientCertificateCheck(kc: KubeConfig): KubeConfig {
  * @internal
  */
 export function checkServerIdentityAsKubectl(hostname: string, cert: PeerCertificate): Error | undefined {
-  if (typeof cert.subjectaltname === 'string' && cert.subjectaltname !== '') return checkServerIdentity(hostname, cert);
-  const reason = 'the certificate has no subject alternative name';
+  const names = typeof cert.subjectaltname === 'string' ? cert.subjectaltname : '';
+  if (names !== '' && checkServerIdentity(hostname, cert) === undefined) return undefined;
+  // Node's words for a host name, for an address too: ALTNAME_WORDS reads the host and the names back
+  const reason = `Host: ${hostname}. is not in the cert's altnames: ${names}`;
   return Object.assign(new Error(`Hostname/IP does not match certificate's altnames: ${reason}`), {
     code: 'ERR_TLS_CERT_ALTNAME_INVALID',
     reason,
@@ -380,6 +384,12 @@ export function checkServerIdentityAsKubectl(hostname: string, cert: PeerCertifi
     cert,
   });
 }
+
+/**
+ * The host and the names of checkServerIdentityAsKubectl's error, read from its message: client-node
+ * 1.x's failure (node-fetch's FetchError) keeps its message and code, not its `host` and `cert`.
+ */
+const ALTNAME_WORDS = /Hostname\/IP does not match certificate's altnames: Host: (.*?)\. is not in the cert's altnames: ([\s\S]*)$/;
 
 /** What client-node makes a request's connections with: an undici Dispatcher (2.x) and its options, an http.Agent (1.x). */
 interface SendsWith {
