@@ -408,13 +408,16 @@ describe('a store whose API server has a certificate it does not trust', () => {
 
 describe('an https:// proxy whose certificate is not trusted', () => {
   /** Where the runtime takes more trusted CAs, as the message says it for `ca` (the CA that issued the proxy's certificate). */
-  function addIt(ca: string, selfSigned: boolean): string {
-    return underDeno()
-      ? `pass ${ca} to Deno with --cert <file>, or name that PEM file in DENO_CERT or NODE_EXTRA_CA_CERTS` +
-          (selfSigned
-            ? '; Deno takes a self-signed certificate as its own CA only when it is not marked a CA (basicConstraints CA:FALSE)'
-            : '')
-      : `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`;
+  function addIt(ca: string, selfSigned: boolean, Config: typeof KubeConfig): string {
+    if (!underDeno()) return `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`;
+    const selfSignedToo = selfSigned
+      ? '; Deno takes a self-signed certificate as its own CA only when it is not marked a CA (basicConstraints CA:FALSE)'
+      : '';
+    // client-node 1.x connects with node:https, for which Deno takes neither --cert nor DENO_CERT
+    return Config === KubeConfig
+      ? `pass ${ca} to Deno with --cert <file>, or name that PEM file in DENO_CERT or NODE_EXTRA_CA_CERTS${selfSignedToo}`
+      : `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Deno reads as it starts ` +
+          `(with client-node 1.x, whose connections Deno makes as Node's, neither --cert nor DENO_CERT is used for them)${selfSignedToo}`;
   }
 
   // Regression: said as "the connection to the proxy at … failed: self-signed certificate
@@ -453,7 +456,7 @@ describe('an https:// proxy whose certificate is not trusted', () => {
           expect((err as Error).message, proxyUrl).toBe(
             `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${api.url} was not sent: the certificate of the proxy at ${proxyUrl} ` +
               `(proxy-url of cluster "prod" in the kubeconfig) is not trusted: ${why} (${code}); a proxy's certificate is checked against the ` +
-              `runtime's trusted CAs only, not with the cluster's certificate-authority, which kubectl checks it with: ${addIt(ca, selfSigned)}${orDates}`,
+              `runtime's trusted CAs only, not with the cluster's certificate-authority, which kubectl checks it with: ${addIt(ca, selfSigned, Config)}${orDates}`,
           );
         }
         expect(proxy.seen).toEqual([]);
@@ -506,6 +509,17 @@ describe('an https:// proxy whose certificate is not trusted', () => {
       // and without it, the same child is refused by the proxy's certificate
       const without = await run(underDeno() ? ['run', '-A'] : ['--import', 'tsx'], {});
       expect(without).toMatch(/ is not trusted: its issuer is not a trusted certificate authority \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\); /);
+      if (underDeno()) {
+        // with client-node 1.x, Deno's --cert and DENO_CERT are not used for it: the message names NODE_EXTRA_CA_CERTS alone
+        for (const [args, env] of [
+          [['run', '-A', '--cert', caFile], {}],
+          [['run', '-A'], { DENO_CERT: caFile }],
+        ] as const) {
+          expect(await run([...args], env, ['client-node-1'])).toContain(
+            'add the certificate of the CA that issued it to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Deno reads as it starts',
+          );
+        }
+      }
       expect(proxy.seen.filter(({ line }) => line.startsWith('CONNECT ')).length).toBe(runs.length);
     } finally {
       api.close();

@@ -92,7 +92,9 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       return `the proxy at ${shownProxy(proxy)} (${field}) did not answer in TLS (${code}): a plain http:// proxy on that port?`;
     }
     if (atProxy !== undefined && code !== undefined && Object.hasOwn(UNTRUSTED_ISSUER, code)) {
-      return untrustedProxy(`${shownProxy(proxy)} (${field})`, code);
+      // client-node 1.x makes no dispatchers: its connections are node:https's
+      const nodeHttps = typeof (kc as unknown as SendsWith).createDispatcher !== 'function';
+      return untrustedProxy(`${shownProxy(proxy)} (${field})`, code, nodeHttps);
     }
     if (atProxy !== undefined && (code === undefined || !Object.hasOwn(CONNECT_FAILURES, code))) {
       return `the connection to the proxy at ${shownProxy(proxy)} (${field}) failed: ${messages(atProxy)}`;
@@ -272,16 +274,23 @@ function denoDatesHint(code: string): string {
  * connection to the proxy (proxy-dispatch.ts) is checked against the runtime's trusted CAs alone,
  * never with the cluster's certificate-authority, which kubectl applies to it too. Node adds to
  * them the PEM file NODE_EXTRA_CA_CERTS names, read as it starts; Deno the file given with --cert,
- * or named by DENO_CERT or NODE_EXTRA_CA_CERTS. Deno does not take a self-signed certificate
- * marked as a CA (basicConstraints CA:TRUE) as its own authority, however it is given.
+ * or named by DENO_CERT or NODE_EXTRA_CA_CERTS, but to the connections of node:https, which
+ * client-node 1.x (`nodeHttps`) makes, that of NODE_EXTRA_CA_CERTS only. Deno does not take a
+ * self-signed certificate marked as a CA (basicConstraints CA:TRUE) as its own authority, however
+ * it is given.
  */
-function untrustedProxy(proxy: string, code: string): string {
+function untrustedProxy(proxy: string, code: string, nodeHttps: boolean): string {
   const self = code === 'DEPTH_ZERO_SELF_SIGNED_CERT';
   const ca = `the certificate of the CA that issued it${self ? ' (for a self-signed certificate, the certificate itself)' : ''}`;
-  const add = underDeno()
-    ? `pass ${ca} to Deno with --cert <file>, or name that PEM file in DENO_CERT or NODE_EXTRA_CA_CERTS` +
-      (self ? '; Deno takes a self-signed certificate as its own CA only when it is not marked a CA (basicConstraints CA:FALSE)' : '')
-    : `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`;
+  const selfSignedUnderDeno = self
+    ? '; Deno takes a self-signed certificate as its own CA only when it is not marked a CA (basicConstraints CA:FALSE)'
+    : '';
+  const add = !underDeno()
+    ? `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Node reads as it starts`
+    : nodeHttps
+      ? `add ${ca} to a PEM file named by the environment variable NODE_EXTRA_CA_CERTS, which Deno reads as it starts ` +
+        `(with client-node 1.x, whose connections Deno makes as Node's, neither --cert nor DENO_CERT is used for them)${selfSignedUnderDeno}`
+      : `pass ${ca} to Deno with --cert <file>, or name that PEM file in DENO_CERT or NODE_EXTRA_CA_CERTS${selfSignedUnderDeno}`;
   return (
     `the certificate of the proxy at ${proxy} is not trusted: ${UNTRUSTED_ISSUER[code]} (${code}); a proxy's certificate is checked ` +
     `against the runtime's trusted CAs only, not with the cluster's certificate-authority, which kubectl checks it with: ${add}${denoDatesHint(code)}`
