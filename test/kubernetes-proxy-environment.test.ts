@@ -540,26 +540,43 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
   // Regression: client-node 2.x gave TLS the server's address as its name through a SOCKS proxy:
   // Node warned (DEP0123) on stderr, and Deno threw it as an unhandled error, the request left
   // to hang until its deadline. Its tls-server-name was dropped on the way, too.
-  it('an https:// server named by its address, through a SOCKS5 proxy: answered, its certificate checked against the address or the tls-server-name, no warning', async () => {
+  it('an https:// server named by its address, through a SOCKS5 proxy: answered, its certificate checked against the address or the tls-server-name, no warning, by client-node 2.x and 1.x', async () => {
     const socks = await startSocks5Proxy({});
     closing.push(socks.close);
     const warnings: Error[] = [];
     const onWarning = (w: Error) => warnings.push(w);
     process.on('warning', onWarning);
     try {
-      for (const [cert, tlsServerName] of [
-        [ISSUED_CERT, undefined],
-        [OTHER_NAME_CERT, 'api.cluster.example'],
+      // Regression: with client-node 1.x, the certificate of a server named by its address was
+      // checked against the name "localhost" (socks-proxy-agent gives TLS neither a name nor the host)
+      for (const [cert, tlsServerName, Config] of [
+        [ISSUED_CERT, undefined, KubeConfigNow],
+        [OTHER_NAME_CERT, 'api.cluster.example', KubeConfigNow],
+        [ISSUED_CERT, undefined, KubeConfig1 as unknown as typeof KubeConfigNow],
+        [OTHER_NAME_CERT, 'api.cluster.example', KubeConfig1 as unknown as typeof KubeConfigNow],
       ] as const) {
         const api = await startServerWith(cert);
         try {
           const cluster = { server: api.url, caData: base64(CA_CERT), proxyUrl: socks.url, ...(tlsServerName && { tlsServerName }) };
-          const err = await settledGet(cluster, { token: 't' });
+          const err = await settledGet(cluster, { token: 't' }, Config);
+          const what = `${cert === ISSUED_CERT ? 'by its address' : 'by tls-server-name'}, client-node ${Config === KubeConfigNow ? '2.x' : '1.x'}`;
           // the server's `{}` is no IPAddress: what matters is that it answered
-          expect((err as Error).message, cert === ISSUED_CERT ? 'by its address' : 'by tls-server-name').toMatch(
+          expect((err as Error).message, what).toMatch(
             /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /,
           );
           expect(socks.seen.at(-1)).toEqual({ kind: 'ipv4', host: '127.0.0.1', port: Number(new URL(api.url).port) });
+        } finally {
+          api.close();
+        }
+      }
+      // and one not issued for that address is refused, said with the address
+      for (const Config of [KubeConfigNow, KubeConfig1 as unknown as typeof KubeConfigNow]) {
+        const api = await startServerWith(OTHER_NAME_CERT);
+        try {
+          const err = await settledGet({ server: api.url, caData: base64(CA_CERT), proxyUrl: socks.url }, { token: 't' }, Config);
+          expect((err as Error).message).toContain(
+            "was not sent: the API server's certificate is not issued for 127.0.0.1 (ERR_TLS_CERT_ALTNAME_INVALID), the host of the server URL",
+          );
         } finally {
           api.close();
         }

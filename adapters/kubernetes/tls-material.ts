@@ -457,10 +457,38 @@ export function withKubectlNameCheck(kc: KubeConfig): KubeConfig {
   }
   if (typeof createAgent === 'function') {
     sends.createAgent = function (this: unknown, cluster, agentOptions) {
-      return createAgent.call(this, cluster, withCheck(agentOptions));
+      return checkingTheHostConnectedTo(createAgent.call(this, cluster, withCheck(agentOptions)));
     };
   }
   return checking;
+}
+
+/** An agent of agent-base's (socks-proxy-agent's, client-node 1.x's for a SOCKS proxy): it opens each connection itself. */
+interface OpensItsConnections {
+  connect?: (req: unknown, options: { servername?: unknown; host?: unknown; [option: string]: unknown }) => unknown;
+}
+
+/**
+ * `agent`, client-node 1.x's http.Agent of one request, checking the names in a server's
+ * certificate against the host it connects to (the tls-server-name when there is one), when it
+ * is socks-proxy-agent's: that opens TLS over the proxy's connection with neither the host nor,
+ * for an address, a server name, so Node's TLS (Deno's too) checked the certificate against the
+ * name "localhost", and refused that of a server named by its address. Any other agent is
+ * returned as it is.
+ */
+function checkingTheHostConnectedTo<A>(agent: A): A {
+  const opens = agent as OpensItsConnections | null;
+  const connect = opens?.connect;
+  if (typeof connect !== 'function') return agent;
+  opens!.connect = function (this: unknown, req, options) {
+    const name = typeof options.servername === 'string' && options.servername !== '' ? options.servername : options.host;
+    if (typeof name !== 'string') return connect.call(this, req, options);
+    return connect.call(this, req, {
+      ...options,
+      checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentityAsKubectl(name, cert),
+    });
+  };
+  return agent;
 }
 
 /** What is wrong with a client certificate and key (either may be absent), said of `owner`'s fields. */
