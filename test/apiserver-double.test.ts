@@ -131,6 +131,28 @@ describe('ApiServerDouble', () => {
     expect(g.json.metadata.uid).toBe(r.json.metadata.uid);
   });
 
+  it('records a create’s managedFields under its fieldManager, as kube-apiserver does; insert() records none', async () => {
+    const r = await request(d.url, 'POST', `${V1}?fieldManager=ipallocator-1`, ip('10.0.0.1', { a: 'b' }));
+    expect(r.json.metadata.managedFields).toEqual([
+      {
+        manager: 'ipallocator-1',
+        operation: 'Update',
+        apiVersion: 'networking.k8s.io/v1',
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } },
+          'f:spec': { 'f:parentRef': { '.': {}, 'f:resource': {}, 'f:namespace': {}, 'f:name': {} } },
+        },
+      },
+    ]);
+    expect((await request(d.url, 'GET', `${V1}/10.0.0.1`)).json.metadata.managedFields).toEqual(r.json.metadata.managedFields);
+    const long = await request(d.url, 'POST', `${V1}?fieldManager=${'m'.repeat(129)}`, ip('10.0.0.2'));
+    expect([long.code, long.json.reason]).toEqual([422, 'Invalid']);
+    d.insert(ip('10.0.0.3') as KubeObject);
+    expect((await request(d.url, 'GET', `${V1}/10.0.0.3`)).json.metadata.managedFields).toBeUndefined();
+  });
+
   it('answers a duplicate create with the 409 AlreadyExists Status', async () => {
     await request(d.url, 'POST', V1, ip('10.0.0.1'));
     const r = await request(d.url, 'POST', V1, ip('10.0.0.1'));

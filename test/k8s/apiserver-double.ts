@@ -105,8 +105,12 @@
 //                               watch event sent) but its HTTP answer waits for release(): the
 //                               watch moves on while the reply is on its way
 //
+// managedFields: a create over HTTP records one entry, its manager the request's fieldManager
+// (at most 128 characters, else 422), else the User-Agent up to its first "/", as kube-apiserver
+// does; objects put in with insert() have none, and a client's own managedFields are dropped.
+//
 // Not implemented (say so rather than pretend): update/patch over HTTP (use `modify()`, which
-// emits MODIFIED like one), managedFields / server-side apply, generation, graceful deletion
+// emits MODIFIED like one), managedFields beyond a create's entry, server-side apply, generation, graceful deletion
 // (gracePeriodSeconds), dryRun, fieldSelector, resourceVersionMatch,
 // sendInitialEvents (watch-list) and the initial-events-end bookmark, the real server's wait of up
 // to 3 s before it answers a watch from a future resourceVersion (504 "Too large resource
@@ -462,6 +466,29 @@ const CUT_AFTER_MS = 100;
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 /** RFC 3339 with second precision, as metav1.Time marshals. */
+/**
+ * The managedFields entry kube-apiserver writes for a create made by `manager`: operation Update,
+ * the time to the second, and the fields the object was given (FieldsV1: `f:` per field, `.` for
+ * a map that is itself owned).
+ */
+function managedFieldsEntry(manager: string, apiVersion: string, obj: KubeObject): Record<string, unknown> {
+  const fieldSet = (value: unknown): Record<string, unknown> => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+    const set: Record<string, unknown> = { '.': {} };
+    for (const [k, v] of Object.entries(value)) set[`f:${k}`] = fieldSet(v);
+    return set;
+  };
+  const fields: Record<string, unknown> = {};
+  const meta: Record<string, unknown> = {};
+  for (const k of ['labels', 'annotations'] as const) if (obj.metadata[k] !== undefined) meta[`f:${k}`] = fieldSet(obj.metadata[k]);
+  if (Object.keys(meta).length > 0) fields['f:metadata'] = meta;
+  if (obj.spec !== undefined) {
+    const { '.': _, ...spec } = fieldSet(obj.spec);
+    if (Object.keys(spec).length > 0) fields['f:spec'] = spec;
+  }
+  return { manager, operation: 'Update', apiVersion, time: nowTimestamp(), fieldsType: 'FieldsV1', fieldsV1: fields };
+}
+
 function nowTimestamp(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -1043,7 +1070,19 @@ export class ApiServerDouble {
             ),
           );
         }
-        const r = this.doCreate(plural!, body);
+        // managedFields: kube-apiserver records who made the object under the request's
+        // fieldManager, else the first part of its User-Agent (managerOrUserAgent)
+        const manager = query.fieldManager ?? (req.headers['user-agent'] ?? '').split('/')[0]!.slice(0, 128);
+        if (manager.length > 128) {
+          return this.sendJSON(
+            res,
+            422,
+            invalid(RESOURCES[plural!]!.kind, String(body.metadata?.name ?? ''), [
+              { reason: 'FieldValueTooLong', message: 'Too long: may not be longer than 128', field: 'fieldManager' },
+            ]),
+          );
+        }
+        const r = this.doCreate(plural!, body, { manager, apiVersion: `${GROUP}/${version}` });
         await this.replyGate(verb);
         if (r.code === 201 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
         if (r.code === 201 && this.dropsAfterCommit.delete(verb)) return void res.socket?.destroy();
@@ -1070,7 +1109,11 @@ export class ApiServerDouble {
     }
   }
 
-  private doCreate(plural: string, body: KubeObject): { code: number; body: KubeObject | Status } {
+  private doCreate(
+    plural: string,
+    body: KubeObject,
+    by?: { manager: string; apiVersion: string },
+  ): { code: number; body: KubeObject | Status } {
     const type = RESOURCES[plural]!;
     const meta = (body.metadata ?? {}) as KubeObject['metadata'];
     const name = meta.name;
@@ -1097,6 +1140,8 @@ export class ApiServerDouble {
         creationTimestamp: nowTimestamp(),
       },
     };
+    delete stored.metadata.managedFields; // a client's own are not kept (the real server may keep them)
+    if (by !== undefined) stored.metadata.managedFields = [managedFieldsEntry(by.manager, by.apiVersion, stored)];
     delete stored.kind;
     delete stored.apiVersion;
     if (stored.spec === undefined) stored.spec = {};
