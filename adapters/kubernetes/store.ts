@@ -2,6 +2,7 @@
 // @kubernetes/client-node (imported only under adapters/kubernetes/, so the core never loads it).
 //
 //   create → POST   /apis/networking.k8s.io/{v1|v1beta1}/ipaddresses         409 → AlreadyExistsError
+//            (?fieldManager=ipallocator-<random>: its own mark, read back after a 409 to a resend)
 //   delete → DELETE /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → NotFoundError
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
@@ -77,7 +78,7 @@ export interface KubernetesStoreOptions extends SharedOptions {
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api this store uses. */
 interface IPAddressApi {
-  createIPAddress(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
+  createIPAddress(param: { body: never; fieldManager?: string }, options: ConfigurationOptions): Promise<unknown>;
   readIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
   deleteIPAddress(param: { name: string; body?: { preconditions: { uid: string } } }, options: ConfigurationOptions): Promise<unknown>;
   listIPAddress(param: ListParams, options: ConfigurationOptions): Promise<unknown>;
@@ -163,7 +164,12 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     return this[INFORMER];
   }
 
-  /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
+  /**
+   * Creates the IPAddress; 409 → AlreadyExistsError — except when the create was sent again after
+   * a 5xx and the object there is the one its earlier send stored (read back: it carries this
+   * create's own fieldManager), which is then the success. The created record is in the cache when
+   * this resolves (read-your-writes).
+   */
   create(this: object, given: NewIPAddressRecord): Promise<IPAddressRecord>;
   async create(this: KubernetesStore, given: NewIPAddressRecord): Promise<IPAddressRecord> {
     try {
@@ -182,16 +188,28 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // after a timeout; the watch will show it.
       const malformed = (what: string) =>
         malformedAnswer('create', RESOURCE, record.name, what, 'the object may have been created; the watch will show it');
+      // This create's own mark (ownCreate): a fieldManager no other request carries, sent with each
+      // of its sends and kept by the server as the object's managedFields manager.
+      const manager = createManager();
       let created: unknown;
+      let resent = false;
       try {
         created = await requestJson(
           this[REQUESTS],
           { verb: 'create', resource: RESOURCE, name: record.name },
-          (opts) => this.api.createIPAddress({ body: body as never }, opts),
+          (opts, afterServerError) => {
+            resent = afterServerError;
+            return this.api.createIPAddress({ body: body as never, fieldManager: manager }, opts);
+          },
           malformed,
         );
       } catch (err) {
-        throw translate(err, 'create', RESOURCE, record.name, this[REQUESTS].server);
+        const e = translate(err, 'create', RESOURCE, record.name, this[REQUESTS].server);
+        // Sent again after a 5xx, which may have stored it: the object there may be our own
+        // earlier send's. Read back, it is the success only when it carries this create's mark.
+        if (!resent || e.name !== 'AlreadyExistsError') throw e;
+        created = await this.ownCreate(body, manager);
+        if (created === undefined) throw e;
       }
       const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
       if (problem !== undefined) throw malformed(problem);
@@ -200,6 +218,38 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     } catch (e) {
       throw orUnbound(e, this, 'create'); // on the allocation path: checked on failure only
     }
+  }
+
+  /**
+   * The object a create sent again met (409), read back from the API server, when it is the one
+   * an earlier send of that create stored: its managedFields name the create's own `manager`,
+   * it has the labels and parentRef sent, and it is not being deleted. Anything else — another
+   * writer's object, for another Service or the same one; one without managedFields; a read that
+   * fails — is undefined, and the 409 stands.
+   *
+   * Why the manager and not the object's fields: two allocators (replicas) may create the same
+   * address for the same Service at once, with the same labels and parentRef. Were the loser to
+   * take the winner's object as its own, both would hold it, and the first release would delete
+   * it while the other still hands the address out. Only this create's sends carry its manager
+   * (createManager), and the object's own fields stay upstream's (labels, spec), which
+   * kube-apiserver's repair loop and kubectl read.
+   */
+  private async ownCreate(this: KubernetesStore, sent: IPAddressObject, manager: string): Promise<IPAddressObject | undefined> {
+    const name = sent.metadata!.name!;
+    let obj: unknown;
+    try {
+      obj = await requestJson(
+        this[REQUESTS],
+        { verb: 'get', resource: RESOURCE, name },
+        (opts) => this.api.readIPAddress({ name }, opts),
+        (what) => malformedAnswer('get', RESOURCE, name, what),
+      );
+    } catch {
+      this.assertOpen(); // closed meanwhile: ErrDestroyed, as for every call in flight
+      return undefined;
+    }
+    if (checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`) !== undefined) return undefined;
+    return isOwnCreate(obj as IPAddressObject, sent, manager) ? (obj as IPAddressObject) : undefined;
   }
 
   /**
@@ -293,6 +343,34 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       throw orUnbound(e, this, 'get');
     }
   }
+}
+
+/**
+ * A fieldManager of its own for one create: `ipallocator-` and the 32 hex digits of a random UUID
+ * (within the 128 characters kube-apiserver takes). kube-apiserver keeps it as the manager of the object's
+ * managedFields entry, which kubectl shows only with --show-managed-fields.
+ */
+function createManager(): string {
+  return `ipallocator-${globalThis.crypto.randomUUID().replaceAll('-', '')}`;
+}
+
+/**
+ * Whether `obj` is the object a create of `sent` with `manager` stored: a managedFields entry of
+ * that manager, every label sent with its value, the parentRef sent field for field, and no
+ * deletionTimestamp (an object being deleted is going away: no allocation can rest on it).
+ */
+function isOwnCreate(obj: IPAddressObject, sent: IPAddressObject, manager: string): boolean {
+  const meta = obj.metadata as { managedFields?: unknown; deletionTimestamp?: unknown; labels?: Record<string, string> } | undefined;
+  if (meta === undefined || (meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null)) return false;
+  const fields = meta.managedFields;
+  if (!Array.isArray(fields) || !fields.some((f) => typeof f === 'object' && f !== null && f.manager === manager)) return false;
+  const labels = meta.labels ?? {};
+  for (const [k, v] of Object.entries(sent.metadata?.labels ?? {})) if (!Object.hasOwn(labels, k) || labels[k] !== v) return false;
+  const want = (sent.spec?.parentRef ?? {}) as Record<string, unknown>;
+  const got = (obj.spec?.parentRef ?? {}) as Record<string, unknown>;
+  const keys = new Set([...Object.keys(want), ...Object.keys(got)]);
+  for (const k of keys) if ((want[k] ?? '') !== (got[k] ?? '')) return false;
+  return true;
 }
 
 /**
