@@ -132,6 +132,36 @@ export interface RangeView {
   dryRun(this: object): RangeView;
 }
 
+/** A Range's state that changes after construction (Range.state). */
+interface RangeState {
+  /** The address space (bands, draw, index; adapters/space.ts); null for an empty range. */
+  space: AddressSpace | null;
+  /** The space's index (a one-slot index of its own for an empty range, so reads stay branch-free). */
+  index: FreeIndex;
+  metrics: MetricsRecorder;
+  /**
+   * Allocated addresses (used()): what the index marks taken less what a cool-down holds, kept
+   * in step with the index (validate() re-derives it).
+   */
+  allocated: number;
+  /** Set by destroy(): every method then throws ErrDestroyed. */
+  destroyed: boolean;
+  /** The strategy's state for this range (remade by restore); null for the default. */
+  chooser: OffsetChooser | null;
+  /** The cool-down's held offsets, when the strategy has one. */
+  cooling: CoolingQueue | null;
+  /**
+   * The record of what the cool-down returns for the running allocateNext or allocateMany, one
+   * reused for every call: a Range's calls cannot overlap (each ends — CoolingQueue.endCall,
+   * which lets go of every entry it recorded — before it returns, and a strategy, its random
+   * source or a cool-down's clock may not call in meanwhile: ChooserCalls). An Allocator's calls
+   * overlap, and make one each.
+   */
+  returns: CallReturns | null;
+  /** Family of the address last parsed into `words`. */
+  lastFamily: Family;
+}
+
 /**
  * A synchronous, in-memory allocator over one prefix: upstream's legacy bitmap `Range`
  * (pkg/registry/core/service/ipallocator/bitmap.go) without its 2^16 cap on IPv6 ranges, on a
@@ -145,26 +175,14 @@ export class Range implements RangeView {
   readonly ipFamily: IPFamily;
   /** Usable addresses (max). */
   readonly size: bigint;
-  /** The address space (bands, draw, index; adapters/space.ts); null for an empty range. */
-  private space: AddressSpace | null;
-  /** The space's index (a one-slot index of its own for an empty range, so reads stay branch-free). */
-  private index: FreeIndex;
   private readonly kindOption: IndexKind | undefined;
   private readonly random: RandomSource;
-  private metrics: MetricsRecorder = NULL_RECORDER;
   /** Usable addresses (size, upstream max) as (hi, lo). */
   private readonly sizeHi: number;
   private readonly sizeLo: number;
   private readonly empty: boolean;
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
-  /**
-   * Allocated addresses (used()): what the index marks taken less what a cool-down holds, kept
-   * in step with the index (validate() re-derives it).
-   */
-  private allocated = 0;
-  /** Set by destroy(): every method then throws ErrDestroyed. */
-  private destroyed = false;
   /** IPv4 with a dense index: the first address as a u32 (plainOffset's fast path), else −1. */
   private readonly v4First: number;
   /**
@@ -173,18 +191,11 @@ export class Range implements RangeView {
    * choose); null for the default.
    */
   private readonly driver: StrategyDriver | null;
-  /** The strategy's state for this range (remade by restore); null for the default. */
-  private chooser: OffsetChooser | null = null;
-  /** The cool-down's held offsets, when the strategy has one. */
-  private cooling: CoolingQueue | null = null;
   /**
-   * The record of what the cool-down returns for the running allocateNext or allocateMany, one
-   * reused for every call: a Range's calls cannot overlap (each ends — CoolingQueue.endCall,
-   * which lets go of every entry it recorded — before it returns, and a strategy, its random
-   * source or a cool-down's clock may not call in meanwhile: ChooserCalls). An Allocator's calls
-   * overlap, and make one each.
+   * What changes after construction, in one object of its own rather than in fields of the
+   * range, so that a frozen Range (Object.freeze) still allocates, counts and frees its index.
    */
-  private returns: CallReturns | null = null;
+  private readonly state: RangeState;
 
   /**
    * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
@@ -207,8 +218,19 @@ export class Range implements RangeView {
     readOnlyFields(this, 'cidr', 'ipFamily', 'size'); // what a Range answers follows its prefix
     this.empty = prefix.isEmpty;
     this.kindOption = opts.indexKind;
-    this.space = AddressSpace.of(prefix, opts.indexKind, 'bitmap');
-    this.index = this.space?.index ?? new FreeIndex(0, 1, opts.indexKind);
+    const space = AddressSpace.of(prefix, opts.indexKind, 'bitmap');
+    const index = space?.index ?? new FreeIndex(0, 1, opts.indexKind);
+    this.state = {
+      space,
+      index,
+      metrics: NULL_RECORDER,
+      allocated: 0,
+      destroyed: false,
+      chooser: null,
+      cooling: null,
+      returns: null,
+      lastFamily: 4,
+    };
     this.driver =
       strategy === STRATEGIES.upstream
         ? null
@@ -216,15 +238,15 @@ export class Range implements RangeView {
             this.keptMark(hi, lo, why, oom),
           );
     try {
-      this.useChooser(this.chooserOver(this.index));
+      this.useChooser(this.chooserOver(this.state.index));
     } catch (e) {
       this.destroy(); // the caller gets no Range to destroy: its index goes back now, not at GC
       throw e;
     }
-    const dense32 = !this.empty && this.sizeHi === 0 && this.index.kind === 'dense';
+    const dense32 = !this.empty && this.sizeHi === 0 && this.state.index.kind === 'dense';
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
     if (metrics !== null) {
-      this.metrics = metrics;
+      this.state.metrics = metrics;
       metrics.track(this.cidr, this);
     }
   }
@@ -242,8 +264,8 @@ export class Range implements RangeView {
   /** Chooses with `made` from now on (nothing changes for null: no strategy). */
   private useChooser(made: ChooserOver | null): void {
     if (made === null) return;
-    this.chooser = made.chooser;
-    this.cooling = made.cooling;
+    this.state.chooser = made.chooser;
+    this.state.cooling = made.cooling;
   }
 
   /**
@@ -279,12 +301,12 @@ export class Range implements RangeView {
   get indexKind(): 'dense' | 'sparse' {
     if (!(this instanceof Range)) throw unboundRead(this, 'Range', 'indexKind');
     this.throwIfDestroyed();
-    return this.index.kind;
+    return this.state.index.kind;
   }
 
   /** Throws ErrDestroyed after destroy(). @internal for DryRunRange */
   throwIfDestroyed(): void {
-    if (this.destroyed) throw new ErrDestroyed(`Range ${this.cidr}`);
+    if (this.state.destroyed) throw new ErrDestroyed(`Range ${this.cidr}`);
   }
 
   /** Its calls into the strategy, from inside which the range cannot be changed. */
@@ -295,10 +317,10 @@ export class Range implements RangeView {
 
   /**
    * The range itself, to tell it from an object made from it with Object.create, or a Proxy of
-   * it that calls its methods on the Proxy: a Range keeps its count, index and state in fields of
-   * its own, which such a wrapper's changes would write on the wrapper (splitting the count, or
-   * destroying the index the range still uses), or through traps the range cannot see. A Proxy
-   * whose methods are bound to the range calls them on the range itself, and passes.
+   * it that calls its methods on the Proxy: a change runs on the range itself only, never
+   * through a wrapper's overrides or a Proxy's traps, which would run the caller's code between
+   * its steps. (Such a wrapper reads the range's `state`, so reads go through.) A Proxy whose
+   * methods are bound to the range calls them on the range itself, and passes.
    */
   private readonly itself: Range = this;
 
@@ -312,23 +334,20 @@ export class Range implements RangeView {
     this.strategyCalls.refuseInside();
   }
 
-  /** Family of the address last parsed into `words`. */
-  private lastFamily: Family = 4;
-
   /**
    * Parses `ip` into `words` and its offset into `off`. True when it is in [first, last]; false
    * for the other family, outside, or (IPv6 shorter than /64) beyond 2^64 − 1 addresses.
    * Throws InvalidAddressError for malformed text (or a non-string).
    */
   private locate(ip: unknown): boolean {
-    this.lastFamily = parseAddrInto(ip, this.words);
+    this.state.lastFamily = parseAddrInto(ip, this.words);
     return this.locateParsed();
   }
 
   private locateParsed(): boolean {
     // the core maps address → offset (core-as/space.ts); IPv4 words [0, 0, 0, v] need the family
-    const space = this.space;
-    return space !== null && this.lastFamily === this.prefix.version && space.offsetOf(this.words, this.off);
+    const space = this.state.space;
+    return space !== null && this.state.lastFamily === this.prefix.version && space.offsetOf(this.words, this.off);
   }
 
   /**
@@ -350,7 +369,7 @@ export class Range implements RangeView {
 
   /** ErrNotInRange for the address just located; `element` names it in the caller's array. */
   private notInRange(element?: string): ErrNotInRange {
-    return new ErrNotInRange(formatAddr(this.lastFamily, this.words), this.cidr, this.partOffered(), element);
+    return new ErrNotInRange(formatAddr(this.state.lastFamily, this.words), this.cidr, this.partOffered(), element);
   }
 
   /**
@@ -377,21 +396,21 @@ export class Range implements RangeView {
         this.off[1] = plain;
       } else if (!this.locate(ip)) {
         // (a plain dotted quad outside the range is parsed again here, for the error's text)
-        this.metrics.error(this.cidr, 'static');
+        this.state.metrics.error(this.cidr, 'static');
         throw this.notInRange();
       }
-      if (!this.index.set(this.off[0]!, this.off[1]!) && !this.cooling?.claim(this.off[0]!, this.off[1]!)) {
-        this.metrics.error(this.cidr, 'static');
+      if (!this.state.index.set(this.off[0]!, this.off[1]!) && !this.state.cooling?.claim(this.off[0]!, this.off[1]!)) {
+        this.state.metrics.error(this.cidr, 'static');
         throw new ErrAllocated();
       }
-      this.allocated++;
-      this.metrics.allocation(this.cidr, 'static');
-      this.metrics.gauges(this.cidr, this);
+      this.state.allocated++;
+      this.state.metrics.allocation(this.cidr, 'static');
+      this.state.metrics.gauges(this.cidr, this);
     } catch (e) {
       // an index that could not mark the address failed the allocation: an allocation error, as
       // upstream's bitmap counts an error of its allocator (only the index throws this, once the
       // call is bound to a Range)
-      if (e instanceof OutOfMemoryError) this.metrics.error(this.cidr, 'static');
+      if (e instanceof OutOfMemoryError) this.state.metrics.error(this.cidr, 'static');
       throw orUnbound(e, this, 'allocate');
     }
   }
@@ -406,7 +425,7 @@ export class Range implements RangeView {
     try {
       const ip = this.nextOrNull('allocateNext', owner);
       if (ip !== null) return ip;
-      full = fullError(this.chooser);
+      full = fullError(this.state.chooser);
     } catch (e) {
       throw orUnbound(e, this, 'allocateNext');
     }
@@ -432,17 +451,17 @@ export class Range implements RangeView {
     try {
       this.changing();
       if (owner != null) throw refuseOwner(method, owner);
-      if (this.cooling === null ? this.takeNext() : this.takeNextCooling(this.cooling)) {
+      if (this.state.cooling === null ? this.takeNext() : this.takeNextCooling(this.state.cooling)) {
         const text = this.takenText(); // before the metrics: a registry's code may call in again
-        this.metrics.allocation(this.cidr, 'dynamic');
-        this.metrics.gauges(this.cidr, this);
+        this.state.metrics.allocation(this.cidr, 'dynamic');
+        this.state.metrics.gauges(this.cidr, this);
         return text;
       }
     } catch (e) {
-      if (e instanceof OutOfMemoryError) this.metrics.error(this.cidr, 'dynamic'); // as allocate's
+      if (e instanceof OutOfMemoryError) this.state.metrics.error(this.cidr, 'dynamic'); // as allocate's
       throw e;
     }
-    this.metrics.error(this.cidr, 'dynamic');
+    this.state.metrics.error(this.cidr, 'dynamic');
     return null;
   }
 
@@ -465,15 +484,15 @@ export class Range implements RangeView {
 
   /** The record for a new call under `cooling`, empty (the reused one, or a new one for a new queue). */
   private callReturns(cooling: CoolingQueue): CallReturns {
-    let r = this.returns;
-    if (r === null || r.queue !== cooling) this.returns = r = new CallReturns(cooling);
+    let r = this.state.returns;
+    if (r === null || r.queue !== cooling) this.state.returns = r = new CallReturns(cooling);
     else r.clear();
     return r;
   }
 
   /** The text of the address takeNext just marked. */
   private takenText(): string {
-    return this.space!.addressText();
+    return this.state.space!.addressText();
   }
 
   /**
@@ -483,19 +502,19 @@ export class Range implements RangeView {
    * first, without drawing.
    */
   private takeNext(): boolean {
-    const space = this.space;
-    if (space === null || this.allocated >= this.sizeHi * TWO32 + this.sizeLo) return false;
+    const space = this.state.space;
+    if (space === null || this.state.allocated >= this.sizeHi * TWO32 + this.sizeLo) return false;
     const driver = this.driver;
     if (driver === null) {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
-    } else if (!driver.take(space, this.chooser!, this.cooling)) {
+    } else if (!driver.take(space, this.state.chooser!, this.state.cooling)) {
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
       return false;
     } else {
-      this.cooling?.tick(); // one address handed out (a failed call takes its ticks back: endCall)
+      this.state.cooling?.tick(); // one address handed out (a failed call takes its ticks back: endCall)
     }
-    this.allocated++;
+    this.state.allocated++;
     return true;
   }
 
@@ -507,35 +526,35 @@ export class Range implements RangeView {
   private keptMark(hi: number, lo: number, why: unknown, oom: OutOfMemoryError): never {
     this.recount();
     throw new OutOfMemoryError(
-      `the strategy's taken() hook failed (${why instanceof Error ? why.message : quoteInput(why)}), and ${this.space!.textAt(hi, lo)} could not be given back: it stays allocated (release it to free it)`,
+      `the strategy's taken() hook failed (${why instanceof Error ? why.message : quoteInput(why)}), and ${this.state.space!.textAt(hi, lo)} could not be given back: it stays allocated (release it to free it)`,
       oom,
     );
   }
 
   /** Frees offset (hi, lo): true if it was allocated. With a cool-down it stays marked, held. */
   private freeOffset(hi: number, lo: number): boolean {
-    const cooling = this.cooling;
-    if (cooling === null) return this.index.clear(hi, lo);
-    if (!this.index.has(hi, lo) || cooling.holds(hi, lo)) return false;
+    const cooling = this.state.cooling;
+    if (cooling === null) return this.state.index.clear(hi, lo);
+    if (!this.state.index.has(hi, lo) || cooling.holds(hi, lo)) return false;
     this.strategyCalls.hold(cooling, hi, lo);
     return true;
   }
 
   /** Sets the count from the index (what it marks, less what a cool-down holds). */
   private recount(): void {
-    this.allocated = this.index.count() - (this.cooling?.size ?? 0);
-    this.metrics.gauges(this.cidr, this);
+    this.state.allocated = this.state.index.count() - (this.state.cooling?.size ?? 0);
+    this.state.metrics.gauges(this.cidr, this);
   }
 
   /** Undoes freeOffset(hi, lo) that returned true: marked again, or no longer held. */
   private unfree(hi: number, lo: number): void {
-    if (this.cooling === null) this.index.set(hi, lo);
-    else this.cooling.claim(hi, lo);
+    if (this.state.cooling === null) this.state.index.set(hi, lo);
+    else this.state.cooling.claim(hi, lo);
   }
 
   /** Whether (hi, lo) is allocated: marked and not held by a cool-down. */
   private isAllocated(hi: number, lo: number): boolean {
-    return this.index.has(hi, lo) && (this.cooling === null || !this.cooling.holds(hi, lo));
+    return this.state.index.has(hi, lo) && (this.state.cooling === null || !this.state.cooling.holds(hi, lo));
   }
 
   /**
@@ -551,8 +570,8 @@ export class Range implements RangeView {
       const freed =
         plain === NOT_PLAIN ? this.locate(ip) && this.freeOffset(this.off[0]!, this.off[1]!) : plain >= 0 && this.freeOffset(0, plain);
       if (freed) {
-        this.allocated--;
-        this.metrics.gauges(this.cidr, this);
+        this.state.allocated--;
+        this.state.metrics.gauges(this.cidr, this);
       }
     } catch (e) {
       throw orUnbound(e, this, 'release');
@@ -588,12 +607,12 @@ export class Range implements RangeView {
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     let hi = 0;
     let lo = 0;
-    // this.index is read on every step: a callback's restore() destroys the old one
-    while (!this.destroyed && this.index.nextSet(hi, lo)) {
-      hi = this.index.resultHi;
-      lo = this.index.resultLo;
+    // this.state.index is read on every step: a callback's restore() destroys the old one
+    while (!this.state.destroyed && this.state.index.nextSet(hi, lo)) {
+      hi = this.state.index.resultHi;
+      lo = this.state.index.resultLo;
       if (this.atOrPastSize(hi, lo)) break;
-      if (this.cooling === null || !this.cooling.holds(hi, lo)) fn(this.space!.textAt(hi, lo));
+      if (this.state.cooling === null || !this.state.cooling.holds(hi, lo)) fn(this.state.space!.textAt(hi, lo));
       if (lo === 0xffffffff) {
         if (hi === 0xffffffff) break;
         hi += 1;
@@ -609,7 +628,7 @@ export class Range implements RangeView {
   used(this: Range): number {
     try {
       this.throwIfDestroyed();
-      return this.allocated;
+      return this.state.allocated;
     } catch (e) {
       throw orUnbound(e, this, 'used');
     }
@@ -641,7 +660,7 @@ export class Range implements RangeView {
       throw new InvalidArgumentError(`allocateMany needs a non-negative integer count as a number, got ${quoteInput(n)}${hint}`);
     }
     if (BigInt(n) > this.free()) {
-      this.metrics.error(this.cidr, 'dynamic');
+      this.state.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
     }
     if (n > MAX_ALLOCATE_MANY) {
@@ -651,9 +670,9 @@ export class Range implements RangeView {
     }
     const out = new Array<string>(n);
     const taken = new Uint32Array(4 * n); // address words, to undo
-    const space = this.space;
+    const space = this.state.space;
     // under a cool-down, what it returns to the free pool for this call is held again if the call fails
-    const cooling = this.cooling;
+    const cooling = this.state.cooling;
     const returns = cooling === null ? null : this.callReturns(cooling);
     cooling?.record(returns);
     const inUse = bytesInUse(); // what the index grows into is not given back by the undo
@@ -662,7 +681,7 @@ export class Range implements RangeView {
       for (; i < n; i++) {
         // the count said there is room: only a strategy that keeps to some addresses
         // ('legacy-bitmap' past its cap) or a corrupted index fails here, and all is undone
-        if (!this.takeNext()) throw fullError(this.chooser);
+        if (!this.takeNext()) throw fullError(this.state.chooser);
         taken.set(space!.address, 4 * i);
         out[i] = this.takenText();
       }
@@ -677,7 +696,7 @@ export class Range implements RangeView {
       let j = i - 1;
       try {
         for (; j >= 0; j--) {
-          if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.allocated--;
+          if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.state.allocated--;
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
@@ -689,22 +708,26 @@ export class Range implements RangeView {
         }
         // once the state is settled (a registry's code may call in again): as allocateNext's, for
         // running out of memory or a strategy that can take no more
-        if (e instanceof OutOfMemoryError || e instanceof ErrFull) this.metrics.error(this.cidr, 'dynamic');
+        if (e instanceof OutOfMemoryError || e instanceof ErrFull) this.state.metrics.error(this.cidr, 'dynamic');
       }
       // the nodes its takes split, left mostly empty, merged and given back; what it gave back
       // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
       // it had not taken (what it grew into and keeps is in use already: not needed again; nor is
       // what the compaction packed of the pages it found, below the memory in use when it began),
       // and at least what its nodes may grow by for all n (filled together, they grow together)
-      this.index.compact();
+      this.state.index.compact();
       const kept = Math.max(0, bytesInUse() - inUse);
       const packed = Math.max(0, inUse - bytesInUse());
       throw space?.kind === 'sparse'
-        ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept, spread: this.index.growthBound(n) }, packed)
+        ? remeasured(
+            e,
+            { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept, spread: this.state.index.growthBound(n) },
+            packed,
+          )
         : remeasured(e, undefined, packed);
     }
-    for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
-    if (n > 0) this.metrics.gauges(this.cidr, this);
+    for (let j = 0; j < n; j++) this.state.metrics.allocation(this.cidr, 'dynamic');
+    if (n > 0) this.state.metrics.gauges(this.cidr, this);
     return out;
   }
 
@@ -745,10 +768,10 @@ export class Range implements RangeView {
       // clears did not split). On a sparse index, `requested` is what all of its clears need
       // (clearsNeed), not what it reached: a cap raised by that alone was refused again, a
       // block further on
-      this.index.compact();
+      this.state.index.compact();
       const kept = Math.max(0, bytesInUse() - inUse);
       const packed = Math.max(0, inUse - bytesInUse());
-      throw this.index.kind === 'sparse' && this.cooling === null
+      throw this.state.index.kind === 'sparse' && this.state.cooling === null
         ? remeasured(
             e,
             { loaded: i >>> 1, left: (offsets.length - i) >>> 1, perAddress: 0, kept, counted: this.clearsNeed(offsets) },
@@ -757,8 +780,8 @@ export class Range implements RangeView {
         : remeasured(e, undefined, packed);
     }
     const released = done.length;
-    this.allocated -= released;
-    if (released > 0) this.metrics.gauges(this.cidr, this);
+    this.state.allocated -= released;
+    if (released > 0) this.state.metrics.gauges(this.cidr, this);
     return released;
   }
 
@@ -776,10 +799,11 @@ export class Range implements RangeView {
     const offsets = this.offsetsOf('loadMany', ips, true);
     const added = this.markAll(offsets);
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
-    if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
-    this.allocated = this.index.count() - (this.cooling?.size ?? 0);
+    if (this.state.cooling !== null)
+      for (let i = 0; i < offsets.length; i += 2) if (this.state.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
+    this.state.allocated = this.state.index.count() - (this.state.cooling?.size ?? 0);
     // a warm start changes the count as allocations do: the gauges seeded when the Range was made say 0
-    this.metrics.gauges(this.cidr, this);
+    this.state.metrics.gauges(this.cidr, this);
     return added + claimed;
   }
 
@@ -792,7 +816,7 @@ export class Range implements RangeView {
    * what is left stays marked, counted, and the error says so.
    */
   private markAll(pairs: Uint32Array): number {
-    const index = this.index;
+    const index = this.state.index;
     try {
       return index.setMany(pairs); // one batch: OutOfMemoryError changes nothing
     } catch (e) {
@@ -845,7 +869,7 @@ export class Range implements RangeView {
    * another error (a strategy of your own may throw), and that error is its `cause`.
    */
   private notUndone(method: string, failure: unknown, left: string, undo: OutOfMemoryError): OutOfMemoryError {
-    this.index.compact();
+    this.state.index.compact();
     this.recount();
     const what =
       failure instanceof OutOfMemoryError
@@ -869,7 +893,7 @@ export class Range implements RangeView {
    * rebuilt. For the error of a releaseMany refused part-way, once its clears were taken back.
    */
   private clearsNeed(pairs: Uint32Array): { bytes: number; how: string } {
-    const index = this.index;
+    const index = this.state.index;
     const key = (hi: number, lo: number) => `${hi}:${lo}`;
     const cleared = new Set<string>();
     for (let i = 0; i < pairs.length; i += 2) if (index.has(pairs[i]!, pairs[i + 1]!)) cleared.add(key(pairs[i]!, pairs[i + 1]!));
@@ -980,16 +1004,16 @@ export class Range implements RangeView {
   // The format depends on the range only: a range forced onto the other index kind writes and
   // reads the same bytes as a default one, so snapshots move between them.
   private snapshotData(): Uint8Array {
-    if (this.bitmapFormat && this.index.kind === 'dense' && !this.cooling?.size) return this.index.snapshotBits();
+    if (this.bitmapFormat && this.state.index.kind === 'dense' && !this.state.cooling?.size) return this.state.index.snapshotBits();
     const n = this.used();
     const pairs = new Uint32Array(n * 2);
     let i = 0;
     let hi = 0;
     let lo = 0;
-    while (i < n && this.index.nextSet(hi, lo)) {
-      hi = this.index.resultHi;
-      lo = this.index.resultLo;
-      if (this.cooling === null || !this.cooling.holds(hi, lo)) {
+    while (i < n && this.state.index.nextSet(hi, lo)) {
+      hi = this.state.index.resultHi;
+      lo = this.state.index.resultLo;
+      if (this.state.cooling === null || !this.state.cooling.holds(hi, lo)) {
         pairs[2 * i] = hi;
         pairs[2 * i + 1] = lo;
         i++;
@@ -1018,19 +1042,19 @@ export class Range implements RangeView {
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
     data = ownBytes(data, 'snapshot data');
     // (an empty range's one-slot index would take bit 0: it goes the checked way below)
-    if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
+    if (this.bitmapFormat && this.state.index.kind === 'dense' && !this.empty) {
       // the data checked first, as the offsets path does, so refused data never reaches a
       // strategy; then the new chooser (same index object; a cool-down starts with nothing held,
       // since the restore overwrites what it held): when a strategy's forRange throws, nothing changed
-      this.index.checkBits(data, this.cidr);
-      const made = this.chooserOver(this.index);
-      this.index.restoreBits(data, this.cidr);
-      this.allocated = this.index.count();
+      this.state.index.checkBits(data, this.cidr);
+      const made = this.chooserOver(this.state.index);
+      this.state.index.restoreBits(data, this.cidr);
+      this.state.allocated = this.state.index.count();
       if (made !== null) {
         made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
         this.useChooser(made);
       }
-      this.metrics.gauges(this.cidr, this); // fromSnapshot's metrics were seeded before the data came in
+      this.state.metrics.gauges(this.cidr, this); // fromSnapshot's metrics were seeded before the data came in
       return;
     }
     const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
@@ -1042,15 +1066,15 @@ export class Range implements RangeView {
       }
     }
     // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
-    if (this.space === null) {
+    if (this.state.space === null) {
       // no usable address: the data held no offset (refused above); the strategy is asked again, as on any range
-      this.useChooser(this.chooserOver(this.index));
+      this.useChooser(this.chooserOver(this.state.index));
       return;
     }
     let next: AddressSpace | undefined;
     let made: ReturnType<Range['chooserOver']>;
     try {
-      next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
+      next = new AddressSpace(this.prefix, this.kindOption ?? this.state.index.kind, 'bitmap');
       const index = next.index;
       // in slices where one batch does not fit beside the index: a failure drops the new index
       loadNewIndex(
@@ -1065,12 +1089,12 @@ export class Range implements RangeView {
       next?.destroy();
       throw remeasured(e); // the new index, dropped, counts as needed
     }
-    this.space.destroy();
-    this.space = next;
-    this.index = next.index;
-    this.allocated = next.count();
+    this.state.space.destroy();
+    this.state.space = next;
+    this.state.index = next.index;
+    this.state.allocated = next.count();
     this.useChooser(made);
-    this.metrics.gauges(this.cidr, this);
+    this.state.metrics.gauges(this.cidr, this);
   }
 
   /**
@@ -1084,7 +1108,7 @@ export class Range implements RangeView {
     checkThis(this, 'enableMetrics');
     if (this.itself !== this) throw refuseWrapper();
     this.throwIfDestroyed();
-    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
+    this.state.metrics = switchRecorder(this.state.metrics, registry, this.cidr, this);
   }
 
   /**
@@ -1096,16 +1120,16 @@ export class Range implements RangeView {
   validate(this: Range): { indexed: number } {
     checkThis(this, 'validate');
     this.throwIfDestroyed();
-    const code = this.index.validate();
+    const code = this.state.index.validate();
     if (code !== 0) throw new Error(`Range ${this.cidr}: the WASM index failed its consistency check (code ${code}): a bug in ipallocator`);
-    const held = this.cooling?.size ?? 0;
-    const indexed = this.empty ? 0 : this.index.count();
-    if (indexed !== this.allocated + held) {
+    const held = this.state.cooling?.size ?? 0;
+    const indexed = this.empty ? 0 : this.state.index.count();
+    if (indexed !== this.state.allocated + held) {
       throw new Error(
-        `Range ${this.cidr}: used() says ${formatCount(this.allocated)} and ${formatCount(held)} are held, the index holds ${formatCount(indexed)}`,
+        `Range ${this.cidr}: used() says ${formatCount(this.state.allocated)} and ${formatCount(held)} are held, the index holds ${formatCount(indexed)}`,
       );
     }
-    const problem = this.cooling?.check(true); // a Range's call records while it runs (a check from inside one is not idle)
+    const problem = this.state.cooling?.check(true); // a Range's call records while it runs (a check from inside one is not idle)
     if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
     return { indexed };
   }
@@ -1115,7 +1139,7 @@ export class Range implements RangeView {
   indexBytes(this: Range): number {
     checkThis(this, 'indexBytes');
     this.throwIfDestroyed();
-    return this.index.bytes();
+    return this.state.index.bytes();
   }
 
   /**
@@ -1127,13 +1151,13 @@ export class Range implements RangeView {
   destroy(this: Range): void {
     checkThis(this, 'destroy');
     if (this.itself !== this) throw refuseWrapper();
-    if (this.destroyed) return;
+    if (this.state.destroyed) return;
     this.strategyCalls.refuseInside();
-    this.destroyed = true;
-    this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
-    if (this.space !== null)
-      this.space.destroy(); // its index included
-    else this.index.destroy();
+    this.state.destroyed = true;
+    this.state.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
+    if (this.state.space !== null)
+      this.state.space.destroy(); // its index included
+    else this.state.index.destroy();
   }
 
   [Symbol.dispose](): void {
@@ -1482,7 +1506,7 @@ function refuseOwner(method: keyof typeof TAKES, owner: unknown): InvalidArgumen
  */
 function refuseWrapper(): InvalidArgumentError {
   return new InvalidArgumentError(
-    'a Range is changed (allocated from, released to, restored, destroyed, given metrics) only on itself, not on an object made from it with Object.create, whose changes would be its own, nor on a Proxy of it: to override or trace a method, extend Range (fromSnapshot called on the subclass makes one)',
+    'a Range is changed (allocated from, released to, restored, destroyed, given metrics) only on itself, not on an object made from it with Object.create, nor on a Proxy of it: to override or trace a method, extend Range (fromSnapshot called on the subclass makes one)',
   );
 }
 

@@ -492,7 +492,7 @@ describe('cool-down', () => {
     // allocateNext. Read through the private field: nothing public shows it.
     const clock = { now: 0 };
     const r = new Range('10.0.0.0/29', { strategy: coolDown('lowest-free', { ms: 1000, now: () => clock.now }) });
-    const record = () => (r as unknown as { returns: unknown }).returns;
+    const record = () => (r as unknown as { state: { returns: unknown } }).state.returns;
     r.release(r.allocateNext()); // held
     const first = record();
     expect(first).toEqual(expect.objectContaining({ offsets: expect.any(Array) }));
@@ -1277,7 +1277,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
 
   it('the cool-down queue stays in proportion to what it holds on a range that hears releases but does not allocate', () => {
     const range = new Range('10.0.0.0/28', { strategy: coolDown('upstream', { ms: 60_000 }) });
-    const inside = range as unknown as { chooser: OffsetChooser; index: FreeIndex };
+    const inside = (range as unknown as { state: { chooser: OffsetChooser; index: FreeIndex } }).state;
     const queue = coolingQueueOf(inside.chooser.cooling, inside.index)!;
     for (let i = 0; i < 20_000; i++) {
       const ip = `10.0.0.${1 + (i % 14)}`;

@@ -20,6 +20,7 @@ import { KubernetesServiceCIDRs, KubernetesStore } from '../../adapters/kubernet
 import { allocatorLabels, type ParentRef } from '../../adapters/store.ts';
 import type { IPAllocator } from '../../adapters/types.ts';
 import { quoteInput } from '../../adapters/quote.ts';
+import { memoryLimit } from '../../adapters/wasm.ts';
 import { failure } from '../helpers.ts';
 import { kubeConfigFor } from '../k8s/kubeconfig.ts';
 
@@ -224,6 +225,45 @@ describe('MetaAllocator frozen (Object.freeze)', () => {
     expect(meta.used()).toBe(2);
     meta.destroy();
   });
+});
+
+describe('Range frozen (Object.freeze)', () => {
+  // Regression: its count, index, metrics and destroyed flag were fields of its own: frozen, every
+  // change threw a TypeError ("Cannot assign to read only property 'allocated'"), some after the
+  // index had marked the address (used() behind the index), and destroy() never freed the index.
+  it.each([
+    ['IPv4', '10.0.0.0/24', undefined],
+    ['IPv6', 'fd00::/120', undefined],
+    ['IPv4 with a cool-down', '10.0.0.0/24', coolDown('lowest-free', { allocations: 2 })],
+  ] as const)(
+    '%s: it allocates, releases, restores, counts and reports as before, and destroy() frees its index',
+    (_name, cidr, strategy) => {
+      const inUse = memoryLimit().inUse;
+      const r = Object.freeze(new Range(cidr, { random: seededRandom(1), strategy }));
+      const at = (n: number) => (cidr.startsWith('fd00') ? `fd00::${n}` : `10.0.0.${n}`);
+      r.allocate(at(5));
+      const next = r.allocateNext();
+      expect(r.tryAllocateNext()).not.toBeNull();
+      expect(r.allocateMany(3)).toHaveLength(3);
+      expect(r.loadMany([at(7), at(8)])).toBe(2);
+      expect([r.has(at(5)), r.has(next), r.used()]).toEqual([true, true, 8]);
+      r.release(at(5));
+      expect(r.releaseMany([at(7), next])).toBe(2);
+      expect([r.has(at(5)), r.used()]).toEqual([false, 5]);
+      const snap = r.snapshot();
+      r.allocate(at(5));
+      r.restore(snap.range, snap.data);
+      expect([r.has(at(5)), r.used(), r.snapshot()]).toEqual([false, 5, snap]);
+      r.enableMetrics(new Registry());
+      r.allocateNext();
+      expect(r.used()).toBe(6);
+      r.validate();
+      r.destroy();
+      r.destroy();
+      expect(() => r.used()).toThrow(ErrDestroyed);
+      expect(memoryLimit().inUse).toBe(inUse);
+    },
+  );
 });
 
 // ── a method called without its object ─────────────────────────────────────────────────────
