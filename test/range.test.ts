@@ -701,7 +701,7 @@ describe('Range.allocateMany checks its count and every step', () => {
     const r = new Range('10.0.0.0/28', { random: seededRandom(3) });
     r.allocate('10.0.0.5');
     // Make the count lie: the range believes all 14 addresses are free, the index has 13.
-    (r as unknown as { taken: number }).taken = 0;
+    (r as unknown as { state: { allocated: number } }).state.allocated = 0;
     expect(() => r.allocateMany(14)).toThrow(ErrFull);
     const held: string[] = [];
     r.forEach((ip) => held.push(ip));
