@@ -253,10 +253,17 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   private readonly objects = new Map<string, ServiceCIDR>();
   /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
   private readonly subscriptions = new Set<{ readonly watcher: ServiceCIDRWatcher }>();
-  private clock = 0;
   /** Changes not yet delivered (only non-empty while a delivery is running). */
   private readonly queue: ServiceCIDREvent[] = [];
-  private delivering = false;
+  /**
+   * What changes after construction, in one object of its own rather than in fields of the
+   * source: a wrapper made with Object.create(source) reads it from the source and so writes the
+   * source's own (written onto the wrapper, `clock` gave two ServiceCIDRs one creation time, and
+   * a change made on the source during a delivery the wrapper ran was delivered inside it), and a
+   * frozen source (Object.freeze) still writes it. `clock` is added to each creationTimestamp;
+   * `delivering` is set while a delivery runs (emit, subscribe).
+   */
+  private readonly state = { clock: 0, delivering: false };
   /**
    * The objects as the changes delivered so far left them (`objects` less the queued ones): what
    * a watcher subscribed during a delivery is replayed, the queued changes reaching it after.
@@ -305,7 +312,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       ready: opts.ready,
       deletionTimestamp: null,
       // strictly increasing, so creation order survives equal wall-clock milliseconds
-      creationTimestamp: new Date(Date.now() + this.clock++).toISOString(),
+      creationTimestamp: new Date(Date.now() + this.state.clock++).toISOString(),
     });
     this.objects.set(name, sc);
     this.emit('add', sc);
@@ -374,8 +381,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     checkThis(this, 'subscribe');
     checkWatcher(watcher, 'InMemoryServiceCIDRs.subscribe');
     const sub = { watcher };
-    const outermost = !this.delivering;
-    this.delivering = true;
+    const outermost = !this.state.delivering;
+    this.state.delivering = true;
     try {
       for (const sc of [...this.delivered.values()]) this.deliver(watcher, { kind: 'add', serviceCIDR: sc });
       this.subscriptions.add(sub);
@@ -398,8 +405,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** Queues a change and, unless a delivery is already running (re-entrant call), delivers the queue. */
   private emit(kind: 'add' | 'delete', serviceCIDR: ServiceCIDR): void {
     this.queue.push({ kind, serviceCIDR });
-    if (this.delivering) return;
-    this.delivering = true;
+    if (this.state.delivering) return;
+    this.state.delivering = true;
     try {
       this.drain();
     } finally {
@@ -425,7 +432,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** A delivery ends: drain() delivered the queue (deliver() reports what a watcher throws). */
   private endDelivery(): void {
     this.queue.length = 0;
-    this.delivering = false;
+    this.state.delivering = false;
   }
 
   private deliver(watcher: ServiceCIDRWatcher, event: ServiceCIDREvent): void {

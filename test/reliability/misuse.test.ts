@@ -3,7 +3,7 @@
 // for synchronous ones) and a second destroy()/close() is harmless; every method called without
 // its object fails with InvalidArgumentError, the same way. One table over every class.
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
 import { Allocator } from '../../adapters/allocator.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
@@ -264,6 +264,58 @@ describe('Range frozen (Object.freeze)', () => {
       expect(memoryLimit().inUse).toBe(inUse);
     },
   );
+});
+
+describe('InMemoryServiceCIDRs frozen (Object.freeze), or changed through an object made from it (Object.create)', () => {
+  // Regression: its creation clock and its delivery flag were fields of its own. Frozen, every
+  // addServiceCIDR threw a TypeError ("Cannot assign to read only property 'clock'"); through a
+  // wrapper, both were written onto the wrapper, which then counted and delivered on its own.
+  it('frozen: it adds, updates, deletes and delivers as before', () => {
+    const cidrs = Object.freeze(new InMemoryServiceCIDRs());
+    const heard: string[] = [];
+    cidrs.subscribe({ onAdd: (sc) => heard.push(`+${sc.name}`), onDelete: (sc) => heard.push(`-${sc.name}`) });
+    cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+    cidrs.addServiceCIDR('b', ['10.0.1.0/28']);
+    cidrs.setReady('a', false);
+    cidrs.markDeleting('b');
+    cidrs.deleteServiceCIDR('b');
+    expect(heard).toEqual(['+a', '+b', '+a', '+b', '-b']);
+    expect(cidrs.list().map((sc) => [sc.name, sc.ready])).toEqual([['a', false]]);
+  });
+  it('through a wrapper: each ServiceCIDR still gets a creation time of its own, in the order made', () => {
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.parse('2026-01-01T00:00:00Z')); // all in one millisecond
+    try {
+      const cidrs = new InMemoryServiceCIDRs();
+      const wrapper = Object.create(cidrs) as InMemoryServiceCIDRs;
+      cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+      wrapper.addServiceCIDR('b', ['10.0.1.0/28']);
+      cidrs.addServiceCIDR('c', ['10.0.2.0/28']);
+      const times = cidrs.list().map((sc) => sc.creationTimestamp);
+      expect(new Set(times).size).toBe(3);
+      expect([...times].sort()).toEqual(times);
+      expect(Object.keys(wrapper)).toEqual([]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+  it('through a wrapper: a change made on the source during a delivery the wrapper started waits for that delivery', () => {
+    const cidrs = new InMemoryServiceCIDRs();
+    const wrapper = Object.create(cidrs) as InMemoryServiceCIDRs;
+    const first: string[] = [];
+    const second: string[] = [];
+    cidrs.subscribe({
+      onAdd: (sc) => {
+        first.push(`+${sc.name}`);
+        if (sc.name === 'a') cidrs.addServiceCIDR('b', ['10.0.1.0/28']); // queued behind the add of a
+      },
+      onDelete: () => {},
+    });
+    cidrs.subscribe({ onAdd: (sc) => second.push(`+${sc.name}`), onDelete: () => {} });
+    wrapper.addServiceCIDR('a', ['10.0.0.0/28']);
+    expect(first).toEqual(['+a', '+b']);
+    expect(second).toEqual(['+a', '+b']);
+    expect(Object.keys(wrapper)).toEqual([]);
+  });
 });
 
 // ── a method called without its object ─────────────────────────────────────────────────────
