@@ -41,6 +41,7 @@ import {
   ErrNotInRange,
   InvalidAddressError,
   InvalidArgumentError,
+  InvalidCIDRError,
   OutOfMemoryError,
 } from './errors.ts';
 import { arrayLength, classCalledOn, memberName, optionsObject, readMember, unboundCall, unboundOr, unboundRead } from './input.ts';
@@ -1030,14 +1031,16 @@ export class Range implements RangeView {
 
   /**
    * Replaces the state with a snapshot's. ErrMismatchedNetwork when `range` is another network
-   * (address or length); InvalidCIDRError when it is not a CIDR; InvalidArgumentError when the data
-   * does not fit this range. Nothing changes when it throws. The data is taken as given (as
+   * (address or length); InvalidCIDRError when it is not a CIDR (an object, such as the whole
+   * snapshot, with the calls to make: restore(snap.range, snap.data) or Range.fromSnapshot(snap));
+   * InvalidArgumentError when the data does not fit this range. Nothing changes when it throws. The data is taken as given (as
    * upstream's Restore does): Range.fromSnapshot() also checks its length and checksum.
    */
   restore(this: object, range: string, data: Uint8Array): void;
   restore(this: Range, range: string, data: Uint8Array): void {
     checkThis(this, 'restore');
     this.changing();
+    if (typeof range === 'object' && range !== null) throw snapshotAsRange(range);
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
     data = ownBytes(data, 'snapshot data');
@@ -1507,6 +1510,18 @@ function refuseOwner(method: keyof typeof TAKES, owner: unknown): InvalidArgumen
 function refuseWrapper(): InvalidArgumentError {
   return new InvalidArgumentError(
     'a Range is changed (allocated from, released to, restored, destroyed, given metrics) only on itself, not on an object made from it with Object.create, nor on a Proxy of it: to override or trace a method, extend Range (fromSnapshot called on the subclass makes one)',
+  );
+}
+
+/**
+ * restore() given an object where the range text goes: most likely the whole snapshot, which
+ * fromSnapshot takes. InvalidCIDRError quoting it, as any range that is not CIDR text, with the
+ * calls to make (ParsePrefix's "expected a string, got object" alone would not name them).
+ */
+function snapshotAsRange(range: object): InvalidCIDRError {
+  return new InvalidCIDRError(
+    range,
+    "restore takes a snapshot's range text and data as two arguments, got an object for the range: call restore(snap.range, snap.data) to load a snapshot into this Range (unchecked, as upstream's Restore), or Range.fromSnapshot(snap) for a new Range, its length and checksum checked",
   );
 }
 

@@ -826,6 +826,20 @@ describe('Range snapshots carry their length and checksum', () => {
     expect(r.used()).toBe(40);
     r.destroy();
   });
+  it('restore(snap), the whole snapshot given as its range, → InvalidCIDRError pointing to restore(snap.range, snap.data) and Range.fromSnapshot(snap), the range unchanged', () => {
+    // Regression: it said "ParsePrefix(a value of type object): expected a string, got object"
+    const snap = taken();
+    const r = new Range('10.0.0.0/24');
+    r.allocate('10.0.0.200');
+    for (const given of [snap, { ...snap, data: Array.from(snap.data) }]) {
+      const call = () => (r.restore as (snapshot: unknown) => void)(given);
+      expect(call).toThrow(InvalidCIDRError);
+      expect(call).toThrow(/restore\(snap\.range, snap\.data\)/);
+      expect(call).toThrow(/Range\.fromSnapshot\(snap\)/);
+    }
+    expect([r.used(), r.has('10.0.0.200')]).toEqual([1, true]);
+    r.destroy();
+  });
 
   it.each(['auto', 'sparse'] as const)(
     'data whose buffer was transferred → InvalidArgumentError from restore and fromSnapshot, the range unchanged (%s)',
