@@ -282,14 +282,14 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
 
   /**
    * Creates a ServiceCIDR. Throws InvalidArgumentError when the name is not a DNS subdomain
-   * (upstream ValidateServiceCIDRName) or exists, or `cidrs` is invalid (validateServiceCIDRSpec).
+   * (upstream ValidateServiceCIDRName), an option or `cidrs` is invalid (validateServiceCIDRSpec),
+   * and then when the name exists, in that order.
    */
   addServiceCIDR(this: object, name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR;
   addServiceCIDR(this: InMemoryServiceCIDRs, name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR {
     checkThis(this, 'addServiceCIDR');
     checkName(name);
     const opts = optionsObject(options, 'addServiceCIDR', { ready: true, unvalidated: true });
-    if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
     if (opts.ready !== undefined && typeof opts.ready !== 'boolean') {
       throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(opts.ready)}`);
     }
@@ -306,6 +306,9 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       }
       kept = readElements(cidrs, length, 'spec.cidrs');
     }
+    // last, as the API server validates an object before it stores it: what is wrong with the
+    // call is said first, not hidden behind the name it reuses
+    if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
     const sc: ServiceCIDR = Object.freeze({
       name,
       cidrs: Object.freeze(kept as string[]),

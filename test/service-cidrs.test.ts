@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError, InvalidCIDRError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
 
@@ -203,5 +204,22 @@ describe('InMemoryServiceCIDRs: watchers changing the source from inside deliver
       });
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+describe('InMemoryServiceCIDRs: what it refuses, and in which order', () => {
+  it('addServiceCIDR checks its arguments before it looks for the name: a bad ready or bad cidrs is named, not "already exists"', () => {
+    // Regression: the existence check came first, so a call with a bad `ready` for a name that
+    // existed said "already exists", and fixing the name then hit the real error
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+    expect(() => cidrs.addServiceCIDR('a', ['10.0.1.0/28'], { ready: 'yes' as never })).toThrow(
+      new InvalidArgumentError('options.ready must be true, false or undefined, got "yes"'),
+    );
+    expect(() => cidrs.addServiceCIDR('a', ['10.0.1.1/28'])).toThrow(InvalidCIDRError);
+    expect(() => cidrs.addServiceCIDR('a', ['10.0.1.0/28'])).toThrow(
+      new InvalidArgumentError('servicecidrs.networking.k8s.io "a" already exists'),
+    );
+    expect(cidrs.list().map((sc) => sc.cidrs)).toEqual([['10.0.0.0/28']]);
   });
 });
