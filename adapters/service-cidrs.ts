@@ -195,6 +195,9 @@ function checkedCIDRs(cidrs: unknown): string[] {
   return given as string[];
 }
 
+/** The error for an empty name, in the API server's words. */
+const NAME_REQUIRED = 'ServiceCIDR metadata.name: Required value: name is required';
+
 /**
  * metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain);
  * refused in its words (label-rules.ts is their one home), each problem named.
@@ -203,7 +206,7 @@ function checkName(name: unknown): void {
   if (typeof name !== 'string') {
     throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: must be a string`);
   }
-  if (name === '') throw new InvalidArgumentError('ServiceCIDR metadata.name: Required value: name is required');
+  if (name === '') throw new InvalidArgumentError(NAME_REQUIRED);
   const problems = dns1123SubdomainProblems(name);
   if (problems.length > 0) {
     throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: ${problems.join('; ')}`);
@@ -348,7 +351,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     this.emit('delete', sc);
   }
 
-  /** The object, or an InvalidArgumentError (a name that is no string, or `not found`). */
+  /** The object, or an InvalidArgumentError (a name that is no string or is empty, or `not found`). */
   get(this: object, name: string): ServiceCIDR;
   get(this: InMemoryServiceCIDRs, name: string): ServiceCIDR {
     checkThis(this, 'get');
@@ -356,6 +359,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     if (typeof name !== 'string') {
       throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: must be a string`);
     }
+    // and so is an empty name (a name left unset, most likely), which no ServiceCIDR can have
+    if (name === '') throw new InvalidArgumentError(NAME_REQUIRED);
     const sc = this.objects.get(name);
     // quoted: a name may hold characters a reader cannot see
     if (sc === undefined) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io ${quoteInput(name)} not found`);

@@ -222,4 +222,17 @@ describe('InMemoryServiceCIDRs: what it refuses, and in which order', () => {
     );
     expect(cidrs.list().map((sc) => sc.cidrs)).toEqual([['10.0.0.0/28']]);
   });
+
+  it('an empty name is refused as a name is required, not "not found", by every method that takes one', () => {
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+    const required = new InvalidArgumentError('ServiceCIDR metadata.name: Required value: name is required');
+    expect(() => cidrs.addServiceCIDR('', ['10.0.1.0/28'])).toThrow(required);
+    expect(() => cidrs.deleteServiceCIDR('')).toThrow(required);
+    expect(() => cidrs.setReady('', false)).toThrow(required);
+    expect(() => cidrs.markDeleting('')).toThrow(required);
+    expect(() => cidrs.get('')).toThrow(required);
+    expect(() => cidrs.deleteServiceCIDR('b')).toThrow(new InvalidArgumentError('servicecidrs.networking.k8s.io "b" not found'));
+    expect(cidrs.list().map((sc) => [sc.name, sc.ready, sc.deletionTimestamp])).toEqual([['a', undefined, null]]);
+  });
 });
