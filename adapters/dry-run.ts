@@ -1,5 +1,6 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
 import { readMember, unboundCall, unboundRead } from './input.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 import { checkParentRef } from './records.ts';
 import { deleteErrorHandler, type DeleteErrorHandler, type ParentRef } from './store.ts';
 import type { IPAllocator, IPFamily } from './types.ts';
@@ -118,6 +119,15 @@ export class DryRunAllocator implements IPAllocator {
   destroy(this: object): void;
   destroy(this: DryRunAllocator): void {
     checkThis(this, 'destroy');
+  }
+
+  /**
+   * What console.log and util.inspect show, in Node and Deno: the CIDR, used and free it answers
+   * (those of the allocator it views), or that the allocator is destroyed (inspection).
+   */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => ({ used: this.used(), free: this.free() });
+    return inspection(this, DryRunAllocator, 'DryRunAllocator', () => ({ cidr: this.cidr }), live, depth, options, inspect);
   }
 }
 

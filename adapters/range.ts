@@ -1478,6 +1478,15 @@ class DryRunRange implements RangeView {
     checkViewThis(this, 'dryRun');
     return this;
   }
+
+  /**
+   * What console.log and util.inspect show, in Node and Deno: the CIDR, used and free it answers
+   * (those of its Range), or that the Range is destroyed (inspection).
+   */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => ({ used: this.used(), free: this.free() });
+    return inspection(this, DryRunRange, 'DryRunRange', () => ({ cidr: this.cidr }), live, depth, options, inspect);
+  }
 }
 
 /** What each Range method that an owner could be passed to takes, as refuseOwner says it. */

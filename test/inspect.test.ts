@@ -62,6 +62,35 @@ describe('console.log of each public object', () => {
     store.close();
   });
 
+  it('a dry-run view: the CIDR, used and free it answers, not the allocator it holds; destroyed with it', async () => {
+    // Regression: it showed its internal field, `DryRunAllocator { real: Allocator { … } }`
+    const store = new MemoryStore();
+    const a = new Allocator('10.8.0.0/24', { store });
+    await a.allocateNext(OWNER);
+    const ref = new ReferenceAllocator('10.8.1.0/24', { store });
+    const r = new Range('10.8.2.0/24');
+    r.allocateNext();
+    const views: [object, string, string][] = [
+      [
+        a.dryRun(),
+        "DryRunAllocator { cidr: '10.8.0.0/24', used: 1, free: 253n }",
+        "DryRunAllocator { cidr: '10.8.0.0/24', destroyed: true }",
+      ],
+      [
+        ref.dryRun(),
+        "DryRunAllocator { cidr: '10.8.1.0/24', used: 0, free: 254n }",
+        "DryRunAllocator { cidr: '10.8.1.0/24', destroyed: true }",
+      ],
+      [r.dryRun(), "DryRunRange { cidr: '10.8.2.0/24', used: 1, free: 253n }", "DryRunRange { cidr: '10.8.2.0/24', destroyed: true }"],
+    ];
+    for (const [view, shown] of views) expect(inspect(view)).toBe(shown);
+    a.destroy();
+    ref.destroy();
+    r.destroy();
+    for (const [view, , destroyed] of views) expect(inspect(view)).toBe(destroyed);
+    store.close();
+  });
+
   it("a subclass shows under its own name; nested past inspect's depth, [Range]; called by hand, the same fields", () => {
     class MyRange extends Range {}
     const r = new MyRange('10.9.0.0/24');
