@@ -1894,6 +1894,15 @@ class NotReadyDryRun implements IPAllocator {
   destroy(this: NotReadyDryRun): void {
     checkViewThis(this, 'destroy');
   }
+
+  /**
+   * What console.log and util.inspect show, in Node and Deno: the family and used of the
+   * MetaAllocator it views, or that it is destroyed (inspection).
+   */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => ({ used: this.meta.used() });
+    return inspection(this, NotReadyDryRun, 'NotReadyDryRun', () => ({ ipFamily: this.meta.ipFamily }), live, depth, options, inspect);
+  }
 }
 
 /**

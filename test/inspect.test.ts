@@ -91,6 +91,17 @@ describe('console.log of each public object', () => {
     store.close();
   });
 
+  it('the dry run of a MetaAllocator no range of which is ready: its family and used, not the MetaAllocator it holds', () => {
+    // Regression: it showed its internal fields, `NotReadyDryRun { meta: MetaAllocator { … }, cidr: '' }`
+    const store = new MemoryStore();
+    const meta = new MetaAllocator('IPv6', new InMemoryServiceCIDRs(), { store });
+    const view = meta.dryRun();
+    expect(inspect(view)).toBe("NotReadyDryRun { ipFamily: 'IPv6', used: 0 }");
+    meta.destroy();
+    expect(inspect(view)).toBe("NotReadyDryRun { ipFamily: 'IPv6', destroyed: true }");
+    store.close();
+  });
+
   it("a subclass shows under its own name; nested past inspect's depth, [Range]; called by hand, the same fields", () => {
     class MyRange extends Range {}
     const r = new MyRange('10.9.0.0/24');
