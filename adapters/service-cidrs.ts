@@ -296,6 +296,9 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     if (opts.ready !== undefined && typeof opts.ready !== 'boolean') {
       throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(opts.ready)}`);
     }
+    if (opts.unvalidated !== undefined && typeof opts.unvalidated !== 'boolean') {
+      throw new InvalidArgumentError(`options.unvalidated must be true, false or undefined, got ${quoteInput(opts.unvalidated)}`);
+    }
     let kept: unknown[];
     if (opts.unvalidated !== true) kept = checkedCIDRs(cidrs);
     else {

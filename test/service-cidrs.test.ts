@@ -223,6 +223,22 @@ describe('InMemoryServiceCIDRs: what it refuses, and in which order', () => {
     expect(cidrs.list().map((sc) => sc.cidrs)).toEqual([['10.0.0.0/28']]);
   });
 
+  it('addServiceCIDR refuses an `unvalidated` that is not a boolean, as it refuses such a `ready`', () => {
+    // Regression: `{ unvalidated: 'yes' }` was taken as "validate" without a word
+    const cidrs = new InMemoryServiceCIDRs();
+    for (const [unvalidated, shown] of [
+      ['yes', '"yes"'],
+      [1, '1 (number)'],
+    ] as const) {
+      expect(() => cidrs.addServiceCIDR('a', ['10.0.0.0/28'], { unvalidated: unvalidated as never })).toThrow(
+        new InvalidArgumentError(`options.unvalidated must be true, false or undefined, got ${shown}`),
+      );
+    }
+    expect(() => cidrs.addServiceCIDR('a', ['10.0.0.0/28'], { unvalidated: null as never })).toThrow(/^options\.unvalidated must be/);
+    expect(cidrs.list()).toEqual([]);
+    expect(cidrs.addServiceCIDR('a', ['10.0.0.0/28'], { unvalidated: false }).cidrs).toEqual(['10.0.0.0/28']);
+  });
+
   it('an empty name is refused as a name is required, not "not found", by every method that takes one', () => {
     const cidrs = new InMemoryServiceCIDRs();
     cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
