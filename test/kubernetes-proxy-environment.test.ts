@@ -496,6 +496,39 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     expect((error as Error).cause).toBeInstanceOf(UnusableProxyError);
   });
 
+  // Regression: the user or password was decoded only as the request was sent, and a "%" not
+  // followed by two hex digits failed it with "URI malformed", said as the API server's failure
+  it.each([
+    ['HTTP_PROXY', 'http://ops:50%off@127.0.0.1:3128', 'environment variable HTTP_PROXY', KubeConfigNow],
+    ['proxy-url', 'socks5://ops:50%off@127.0.0.1:1080', 'proxy-url of cluster "double" in the kubeconfig', KubeConfigNow],
+    ['proxy-url', 'https://o%zzps:pw@127.0.0.1:3128', 'proxy-url of cluster "double" in the kubeconfig', KubeConfigNow],
+    ['proxy-url', 'http://ops:p%ffw@127.0.0.1:3128', 'proxy-url of cluster "double" in the kubeconfig', KubeConfigNow],
+    ['proxy-url', 'http://ops:50%off@127.0.0.1:3128', 'proxy-url of cluster "double" in the kubeconfig', KubeConfig1],
+  ] as const)(
+    'a proxy in %s whose user or password does not percent-decode (%s) is refused, naming where it is set, the password not shown',
+    async (where, url, field, Config) => {
+      const kc = new Config();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server, skipTLSVerify: true, ...(where === 'proxy-url' && { proxyUrl: url }) }],
+        users: [{ name: 'tester', token: TEST_TOKEN }],
+        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+        currentContext: 'double',
+      });
+      if (where === 'HTTP_PROXY') process.env.HTTP_PROXY = url;
+      const store = new KubernetesStore(kc as KubeConfigNow, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      const error = await store.get('10.96.0.10').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubernetesApiError);
+      expect((error as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${server} was not sent: the ${field} has a user or ` +
+          'password that does not percent-decode (it is not shown: a password may sit in it): each "%" there starts the escape ' +
+          'of UTF-8 text, as %25 for "%" itself (kubectl refuses a "%" not followed by two hex digits too: "invalid URL escape")',
+      );
+      expect((error as Error).cause).toBeInstanceOf(UnusableProxyError);
+      expect(inspect(error, { depth: 20 })).not.toMatch(/50%off|p%ffw/);
+    },
+  );
+
   // Regression: the list was refused the same way after every backoff, for ever, and waitForSync()
   // without a timeout never returned
   it.each([

@@ -111,19 +111,27 @@ function proxyURL(value: string): string | undefined {
 /**
  * A proxy named with a scheme that requests are not sent through: anything but http://,
  * https://, socks5:// and socks5h://, which are the ones Go's net/http takes (a proxy-url
- * without a scheme, "proxy.corp:3128", is one: kubectl refuses it too); or, with `notURL`, a
+ * without a scheme, "proxy.corp:3128", is one: kubectl refuses it too); with `notURL`, a
  * proxy-url that is no URL at all ("http://[bad": kubectl refuses it, "could not parse"; the
- * environment's variables are read as Go reads them, never so). Thrown when a request would go
- * through it; its message names where the proxy was set, never the value, where a password may sit.
+ * environment's variables are read as Go reads them, never so); with `badEscape`, a proxy whose
+ * user or password does not percent-decode to text, which no request could send: a "%" not
+ * followed by two hex digits ("http://ops:50%off@proxy:3128", which Go's url.Parse refuses too,
+ * "invalid URL escape"), or escaped bytes that are not UTF-8. Thrown when a request would go
+ * through it; its message names where the proxy was set, never the value, where a password may
+ * sit.
  * @internal
  */
 export class UnusableProxyError extends InvalidArgumentError {
-  constructor(field: string, notURL = false) {
+  constructor(field: string, problem: 'scheme' | 'notURL' | 'badEscape' = 'scheme') {
     super(
-      notURL
+      problem === 'notURL'
         ? `the ${field} is no URL (it is not shown: a password may sit in it), which kubectl refuses too ("could not parse"): ` +
             'a proxy is named as in http://proxy.example:3128'
-        : `the ${field} does not start with http://, https://, socks5:// or socks5h:// ` +
+        : problem === 'badEscape'
+          ? `the ${field} has a user or password that does not percent-decode (it is not shown: a password may sit in it): ` +
+            'each "%" there starts the escape of UTF-8 text, as %25 for "%" itself (kubectl refuses a "%" not followed by ' +
+            'two hex digits too: "invalid URL escape")'
+          : `the ${field} does not start with http://, https://, socks5:// or socks5h:// ` +
             '(a proxy is named with its scheme, as in http://proxy.example:3128)',
     );
   }
@@ -138,6 +146,16 @@ function parsed(text: string): URL | undefined {
     return new URL(text);
   } catch {
     return undefined;
+  }
+}
+
+/** Whether `text` percent-decodes: every "%" followed by two hex digits, the bytes UTF-8 (decodeURIComponent takes it). */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -297,8 +315,10 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     // one without a scheme is said so whether or not it parses: Go parses "proxy.corp" (scheme
     // "") and kubectl refuses its scheme, not its parse
     if (proxy === undefined || !PROXY_SCHEMES.has(proxy.protocol)) {
-      throw new UnusableProxyError(source.field, proxy === undefined && GO_SCHEME.test(cluster!.proxyUrl!));
+      throw new UnusableProxyError(source.field, proxy === undefined && GO_SCHEME.test(cluster!.proxyUrl!) ? 'notURL' : 'scheme');
     }
+    // the user and password are sent decoded (proxy-dispatch.ts, and client-node 1.x's agents)
+    if (!decodes(proxy.username) || !decodes(proxy.password)) throw new UnusableProxyError(source.field, 'badEscape');
     return proxy;
   };
   if (typeof sendsWith.createDispatcher === 'function') {
