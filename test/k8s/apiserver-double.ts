@@ -465,7 +465,6 @@ const CUT_AFTER_MS = 100;
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
-/** RFC 3339 with second precision, as metav1.Time marshals. */
 /**
  * The managedFields entry kube-apiserver writes for a create made by `manager`: operation Update,
  * the time to the second, and the fields the object was given (FieldsV1: `f:` per field, `.` for
@@ -489,6 +488,7 @@ function managedFieldsEntry(manager: string, apiVersion: string, obj: KubeObject
   return { manager, operation: 'Update', apiVersion, time: nowTimestamp(), fieldsType: 'FieldsV1', fieldsV1: fields };
 }
 
+/** RFC 3339 with second precision, as metav1.Time marshals. */
 function nowTimestamp(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
