@@ -657,6 +657,32 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     },
   );
 
+  // Regression: with client-node 1.x, a SOCKS5 proxy named by an IPv6 address was looked up as the
+  // host name "[::1]" (socks-proxy-agent keeps the URL's brackets): every request failed with
+  // "getaddrinfo ENOTFOUND [::1]", said as the API server's failure
+  it.each([
+    ['2.x', KubeConfigNow],
+    ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
+  ] as const)(
+    'with client-node %s, a SOCKS5 proxy named by an IPv6 address (socks5://[::1]:port) is connected to',
+    async (_version, Config) => {
+      const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' }, { listen: '::1' });
+      closing.push(socks.close);
+      const at = `http://apiserver.test:${port}`;
+      const kc = new Config();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: at, skipTLSVerify: true, proxyUrl: socks.url }],
+        users: [{ name: 'tester', token: TEST_TOKEN }],
+        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+        currentContext: 'double',
+      });
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
+      expect(socks.seen).toEqual([{ kind: 'domain', host: 'apiserver.test', port: Number(port) }]);
+    },
+  );
+
   it("a name the SOCKS5 proxy cannot resolve is said to be the proxy's answer, not a proxy out of reach", async () => {
     const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });
     closing.push(socks.close);

@@ -28,7 +28,9 @@
 // connection client-node 1.x's agent opens to the proxy (`markingProxyFailures`). client-node
 // 1.x's agent (hpagent's) gives TLS the address of an https:// proxy named by one as the server
 // name: Node warns, Deno refuses it; such a proxy is connected to without a name there
-// (`tlsToProxyByAddress`).
+// (`tlsToProxyByAddress`). Its agent for a SOCKS proxy (socks-proxy-agent's) looked a proxy named
+// by an IPv6 address up as a host name, brackets and all: it is given the address
+// (`socksProxyByAddress`).
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { requireFromClientNode } from './client-node-check.ts';
@@ -344,6 +346,20 @@ export function tlsToProxyByAddress<A>(agent: A): A {
     });
     request.end();
   };
+  return agent;
+}
+
+/**
+ * `agent`, client-node 1.x's http.Agent of one request, connecting to a SOCKS proxy named by an
+ * IPv6 address (socks5://[::1]:1080) at that address: 1.x's agent for a SOCKS proxy
+ * (socks-proxy-agent's) keeps the URL's brackets around it, so every request failed looking up
+ * the host name "[::1]" (ENOTFOUND). Any other agent is returned as it is.
+ * @internal
+ */
+export function socksProxyByAddress<A>(agent: A): A {
+  const proxy = (agent as { proxy?: { host?: unknown } } | null)?.proxy;
+  if (proxy instanceof URL || typeof proxy?.host !== 'string' || !proxy.host.startsWith('[')) return agent;
+  proxy.host = proxy.host.replace(/^\[|\]$/g, '');
   return agent;
 }
 

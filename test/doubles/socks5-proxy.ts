@@ -14,7 +14,7 @@ export interface SocksConnect {
 }
 
 export interface Socks5Proxy {
-  /** e.g. socks5://127.0.0.1:40123 */
+  /** e.g. socks5://127.0.0.1:40123, socks5://[::1]:40123 */
   url: string;
   seen: SocksConnect[];
   /** The username and password each client authenticated with (RFC 1929), right or wrong. */
@@ -25,12 +25,13 @@ export interface Socks5Proxy {
 const REPLY = { succeeded: 0x00, hostUnreachable: 0x04, connectionRefused: 0x05, commandNotSupported: 0x07 };
 
 /**
- * Starts the server; `hosts` is its name table (name → address). With `login`, a client is served
- * only once it authenticated with that username and password.
+ * Starts the server on `listen` (127.0.0.1 unless given, e.g. ::1); `hosts` is its name table
+ * (name → address). With `login`, a client is served only once it authenticated with that
+ * username and password.
  */
 export async function startSocks5Proxy(
   hosts: Record<string, string>,
-  { login }: { login?: { user: string; password: string } } = {},
+  { login, listen = '127.0.0.1' }: { login?: { user: string; password: string }; listen?: string } = {},
 ): Promise<Socks5Proxy> {
   const seen: SocksConnect[] = [];
   const logins: { user: string; password: string }[] = [];
@@ -104,9 +105,9 @@ export async function startSocks5Proxy(
     };
     client.on('data', onData);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, listen, resolve));
   return {
-    url: `socks5://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `socks5://${listen.includes(':') ? `[${listen}]` : listen}:${(server.address() as AddressInfo).port}`,
     seen,
     logins,
     close: () =>
