@@ -14,7 +14,7 @@ import { proxyFromEnvironment, UnusableProxyError } from '../adapters/kubernetes
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
 import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts';
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
-import { settledGet, until } from './k8s/helpers.ts';
+import { closedPort, settledGet, until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import https from 'node:https';
@@ -680,6 +680,31 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       opened.push(store);
       await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
       expect(socks.seen).toEqual([{ kind: 'domain', host: 'apiserver.test', port: Number(port) }]);
+    },
+  );
+
+  // Regression: with client-node 1.x, such a proxy was said as the API server out of reach
+  // ("fetch failed: connect ECONNREFUSED 127.0.0.1:9 (the API server at …)"): the socks library
+  // keeps the words of the failure only, not its code
+  it.each([
+    ['2.x', KubeConfigNow],
+    ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
+  ] as const)(
+    'with client-node %s, a SOCKS5 proxy nothing listens at, or that cannot be found, is said to be out of reach, naming it',
+    async (_version, Config) => {
+      const port = await closedPort();
+      for (const [proxyUrl, shown, why] of [
+        [`socks5://ops:proxy-secret@127.0.0.1:${port}`, `socks5://127.0.0.1:${port}`, 'connection refused (ECONNREFUSED)'],
+        [`socks5://[::1]:${port}`, `socks5://[::1]:${port}`, 'connection refused (ECONNREFUSED)'],
+        ['socks5://socks.invalid:1080', 'socks5://socks.invalid:1080', 'host not found (ENOTFOUND)'],
+      ] as const) {
+        const err = await settledGet({ server: 'https://10.0.0.1:6443', skipTLSVerify: true, proxyUrl }, { token: 't' }, Config);
+        expect((err as Error).message).toBe(
+          'get ipaddresses.networking.k8s.io "10.0.0.1": the request to https://10.0.0.1:6443 was not sent: ' +
+            `cannot reach the proxy at ${shown} (proxy-url of cluster "prod" in the kubeconfig): ${why}`,
+        );
+        expect(inspect(err, { depth: 20 })).not.toContain('proxy-secret');
+      }
     },
   );
 

@@ -30,7 +30,8 @@
 // name: Node warns, Deno refuses it; such a proxy is connected to without a name there
 // (`tlsToProxyByAddress`). Its agent for a SOCKS proxy (socks-proxy-agent's) looked a proxy named
 // by an IPv6 address up as a host name, brackets and all: it is given the address
-// (`socksProxyByAddress`).
+// (`socksProxyByAddress`); and the failures of its connection to the proxy, whose code the socks
+// library drops, are given the one their message names (`markingSocksFailures`).
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { requireFromClientNode } from './client-node-check.ts';
@@ -283,6 +284,46 @@ export function markingProxyFailures<A>(agent: A): A {
       Object.defineProperties(atProxy, { code: { value: (err as { code?: unknown }).code }, [AT_PROXY]: { value: true } });
       callback(atProxy, socket);
     });
+  };
+  return agent;
+}
+
+/**
+ * The system error code (ECONNREFUSED, ENOTFOUND, …) in the message of a failure of the socks
+ * library's connection to the proxy ("connect ECONNREFUSED 127.0.0.1:1080"): it keeps the words
+ * of the socket's error, not its code. Undefined for a message without one (the proxy's answer,
+ * "Socks5 proxy rejected connection - HostUnreachable").
+ * @internal
+ */
+export function socksFailureCode(message: string): string | undefined {
+  return /\b(E[A-Z_]+)\b/.exec(message)?.[1];
+}
+
+/** What agent-base's agents (socks-proxy-agent's, client-node 1.x's for a SOCKS proxy) do: open a request's connection themselves. */
+interface ConnectsItself {
+  connect?: (req: unknown, options: unknown) => Promise<unknown>;
+}
+
+/**
+ * `agent`, client-node 1.x's http.Agent of one request, with a failure of its connection to a
+ * SOCKS proxy given the code its message names (socksFailureCode), which node-fetch keeps beside
+ * its words, so that it is said as the proxy out of reach (tls-material.ts), as 2.x's is. 1.x's
+ * agent for a SOCKS proxy (socks-proxy-agent's) throws the socks library's error, which carries
+ * the words of the socket's failure only. Any other agent is returned as it is.
+ * @internal
+ */
+export function markingSocksFailures<A>(agent: A): A {
+  const opens = agent as ConnectsItself | null;
+  const connect = opens?.connect;
+  if (typeof connect !== 'function') return agent;
+  opens!.connect = async function (this: unknown, req, options) {
+    try {
+      return await connect.call(this, req, options);
+    } catch (err) {
+      const code = err instanceof Error && (err as { code?: unknown }).code === undefined ? socksFailureCode(err.message) : undefined;
+      if (code !== undefined) Object.defineProperty(err, 'code', { value: code, configurable: true });
+      throw err;
+    }
   };
   return agent;
 }

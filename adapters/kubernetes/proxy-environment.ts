@@ -38,7 +38,7 @@ import { type Family, parseAddr, parsePrefix } from '../address.ts';
 import { InvalidArgumentError, nameErrorClasses } from '../errors.ts';
 import { quoteText } from '../quote.ts';
 import { isPlainHttp } from './plain-http.ts';
-import { markingProxyFailures, proxyDispatcher, socksProxyByAddress, tlsToProxyByAddress } from './proxy-dispatch.ts';
+import { markingProxyFailures, markingSocksFailures, proxyDispatcher, socksProxyByAddress, tlsToProxyByAddress } from './proxy-dispatch.ts';
 
 /** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). @internal */
 export interface EnvironmentProxy {
@@ -339,7 +339,7 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
       const proxy = usableProxy(cluster);
       const agent = clientNodeAgent.call(this, plainHttpAsSent(cluster), agentOptions);
       if (proxy?.protocol === 'http:' || proxy?.protocol === 'https:') return markingProxyFailures(tlsToProxyByAddress(agent));
-      return proxy === undefined ? agent : socksProxyByAddress(agent);
+      return proxy === undefined ? agent : markingSocksFailures(socksProxyByAddress(agent));
     };
   }
   return wrapped;

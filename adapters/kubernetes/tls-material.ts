@@ -32,7 +32,7 @@ import { underDeno } from '../peer-install.ts';
 import { quoteText, showUnseen } from '../quote.ts';
 import { cutMessage } from './bodies.ts';
 import { causeChain, type ErrorLink, messages, redirectedTo } from './errors.ts';
-import { failedAtProxy, ProxyAuthenticationRequired } from './proxy-dispatch.ts';
+import { failedAtProxy, ProxyAuthenticationRequired, socksFailureCode } from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
 
 /**
@@ -111,7 +111,7 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
     const socks = causeChain(err).find(isSocksClientError);
     if (socks !== undefined) {
-      const code = /\b(E[A-Z_]+)\b/.exec(String(socks.message))?.[1];
+      const code = socksFailureCode(String(socks.message));
       if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
         return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[code]} (${code})`;
       }
