@@ -33,6 +33,7 @@ import {
   SECOND_INTERMEDIATE_CERT,
   SELF_SIGNED_CERT,
   startServerWith,
+  URI_SAN_ONLY_CERT,
 } from './k8s/untrusted-tls.ts';
 
 const UNTRUSTED = "the API server's certificate is not trusted";
@@ -313,6 +314,25 @@ describe('an API server whose certificate is not trusted', () => {
       server.close();
       await proxy.close();
       await socks.close();
+    }
+  });
+
+  // Regression: Node's check of the names (Deno's too) takes the common name for a host name when
+  // the subject alternative names hold no DNS name (URI names only, as a SPIFFE certificate),
+  // so such a certificate was taken for its common name, where kubectl takes it for no host
+  it('with subject alternative names but no DNS name: not taken for the common name of its subject, by client-node 2.x and 1.x', async () => {
+    for (const Config of [KubeConfig, KubeConfig1 as unknown as typeof KubeConfig]) {
+      const { err, url } = await getError(
+        URI_SAN_ONLY_CERT,
+        { caData: base64(URI_SAN_ONLY_CERT), tlsServerName: 'api.cluster.example' },
+        { Config },
+      );
+      expect((err as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.0.0.1": the request to ${url} was not sent: the API server's certificate is not ` +
+          'issued for api.cluster.example (ERR_TLS_CERT_ALTNAME_INVALID), the tls-server-name of cluster "prod" in the kubeconfig: ' +
+          'it names URI:spiffe://cluster.example/apiserver, neither a host name nor an address, the only names kubectl checks a ' +
+          'host against: it must be issued again, with the host name or address of the server as a subject alternative name',
+      );
     }
   });
 

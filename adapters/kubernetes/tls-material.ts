@@ -25,6 +25,7 @@
 // may be replaced meanwhile.
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync, type Stats, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { notRegularFile } from '../bounded-read.ts';
@@ -219,6 +220,13 @@ function untrustedCertificate(err: unknown, cluster: Cluster): string | undefine
       const holds = `it names ${showUnseen(cutMessage(names))}`;
       // a tls-server-name is a host name (TLS's SNI carries no address): it helps only a certificate that names one
       const namesHost = /(?:^|, )DNS:/.test(names);
+      // URIs or e-mail addresses only (a SPIFFE certificate): kubectl checks a host against neither
+      if (!namesHost && !/(?:^|, )IP Address:/.test(names)) {
+        return (
+          `${said}: ${holds}, neither a host name nor an address, the only names kubectl checks a host against: ` +
+          'it must be issued again, with the host name or address of the server as a subject alternative name'
+        );
+      }
       if (cluster.tlsServerName) {
         if (namesHost) return `${said}: ${holds}; set the tls-server-name to a name it holds`;
         // addresses only: no tls-server-name can match them, the server URL's host can
@@ -374,16 +382,20 @@ export function withClientCertificateCheck(kc: KubeConfig): KubeConfig {
 /**
  * The check of a server certificate's names that kubectl makes (Go's crypto/x509 VerifyHostname,
  * since Go 1.15): Node's tls.checkServerIdentity, but a certificate with no subject alternative
- * name is refused for any host. Node's check (Deno's too) takes the common name of its subject for
- * a host name then, so a tls-server-name set to that name was trusted where kubectl refuses it
- * ("x509: certificate relies on legacy Common Name field, use SANs instead"). The error is
+ * name is refused for any host, and one without a DNS name for any host name. Node's check (Deno's
+ * too) takes the common name of its subject for a host name then, so a tls-server-name set to that
+ * name was trusted where kubectl refuses it ("x509: certificate relies on legacy Common Name field,
+ * use SANs instead"; "x509: certificate is not valid for any names"). The error is
  * Node's for a name that does not match (ERR_TLS_CERT_ALTNAME_INVALID, with `host` and `cert`),
  * which untrustedCertificate says as NO_SUBJECT_ALT_NAME.
  * @internal
  */
 export function checkServerIdentityAsKubectl(hostname: string, cert: PeerCertificate): Error | undefined {
   const names = typeof cert.subjectaltname === 'string' ? cert.subjectaltname : '';
-  if (names !== '' && checkServerIdentity(hostname, cert) === undefined) return undefined;
+  // a host name is checked against the DNS names alone: Node's check takes the common name where
+  // there is none (subject alternative names of other kinds only, as a SPIFFE certificate's URI)
+  const checkable = isIP(hostname) !== 0 ? names !== '' : /(?:^|, )DNS:/.test(names);
+  if (checkable && checkServerIdentity(hostname, cert) === undefined) return undefined;
   // Node's words for a host name, for an address too: ALTNAME_WORDS reads the host and the names back
   const reason = `Host: ${hostname}. is not in the cert's altnames: ${names}`;
   return Object.assign(new Error(`Hostname/IP does not match certificate's altnames: ${reason}`), {

@@ -164,6 +164,25 @@ FMaHvfpWFo2QSXCR9B5O
 `;
 
 /**
+ * A self-signed certificate whose only subject alternative name is a URI
+ * (spiffe://cluster.example/apiserver), its subject's common name api.cluster.example: kubectl
+ * (Go) checks a host name against DNS names alone, so it takes it for no host. Its own CA in a test.
+ */
+export const URI_SAN_ONLY_CERT = `-----BEGIN CERTIFICATE-----
+MIIBsjCCAVigAwIBAgIBATAKBggqhkjOPQQDAjAeMRwwGgYDVQQDDBNhcGkuY2x1
+c3Rlci5leGFtcGxlMCAXDTIwMDEwMTAwMDAwMFoYDzIxMjAwMTAxMDAwMDAwWjAe
+MRwwGgYDVQQDDBNhcGkuY2x1c3Rlci5leGFtcGxlMFkwEwYHKoZIzj0CAQYIKoZI
+zj0DAQcDQgAEBmk9nkN5L/v9JrY0aeKDTFS9fs5csAYynz0hUV98drsKjcTJyPZA
+QAwC7pZHBDu9cYtPa4DbVGz70JjPamk7+aOBhDCBgTAMBgNVHRMBAf8EAjAAMA4G
+A1UdDwEB/wQEAwIHgDATBgNVHSUEDDAKBggrBgEFBQcDATAtBgNVHREEJjAkhiJz
+cGlmZmU6Ly9jbHVzdGVyLmV4YW1wbGUvYXBpc2VydmVyMB0GA1UdDgQWBBRhRviW
+vpvnYMWM1A9WN7xWF/5ORDAKBggqhkjOPQQDAgNIADBFAiEA7sev2qfdnxCGrh6q
+8SO1tf2/g7Vw/k4JtRsMxQpQmRICIHYoihAO5RxkIwo5OSDYkM5lDtytz1s7pliV
+r8FiIqmn
+-----END CERTIFICATE-----
+`;
+
+/**
  * An HTTPS server on `host` (default 127.0.0.1; any 127.x.y.z is the loopback's on Linux) presenting
  * `chain` (PEM, the server's certificate first) that answers every request 200 `{}`.
  */
