@@ -132,10 +132,8 @@ function socksDispatcher(proxy: URL, agentOptions: Record<string, unknown>): unk
   const { SocksClient } = socks();
   const tls = u.buildConnector(serverTls(agentOptions));
   // the URL's user and password, when it names a user, sent as Go sends them (RFC 1929)
-  const login =
-    proxy.username === '' && proxy.password === ''
-      ? {}
-      : { userId: decodeURIComponent(proxy.username), password: decodeURIComponent(proxy.password) };
+  const given = proxyLogin(proxy);
+  const login = given === undefined ? {} : { userId: given.user, password: given.password };
   const socksProxy = { host: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port || 1080), type: 5 as const, ...login };
   return new u.Agent({
     connect: (options, callback) => {
@@ -413,9 +411,17 @@ function tlsOverTunnel(agent: https.Agent, options: object): unknown {
 
 /** Go's proxyAuth: Basic with the proxy URL's user and password, when it names a user. */
 function proxyAuthorization(proxy: URL): string | undefined {
+  const login = proxyLogin(proxy);
+  return login === undefined ? undefined : basicAuthorization(`${login.user}:${login.password}`);
+}
+
+/**
+ * The user and password a proxy URL names, percent-decoded (usableProxy has refused a URL whose
+ * do not decode); undefined when it names neither.
+ */
+function proxyLogin(proxy: URL): { user: string; password: string } | undefined {
   if (proxy.username === '' && proxy.password === '') return undefined;
-  const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
-  return basicAuthorization(credentials);
+  return { user: decodeURIComponent(proxy.username), password: decodeURIComponent(proxy.password) };
 }
 
 /** A request's headers by name (the two set here named). */
