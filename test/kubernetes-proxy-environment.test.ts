@@ -366,13 +366,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       // read as kubectl reads it: the proxy at host "http" (kubectl: "proxyconnect tcp: dial tcp: lookup http: no such host")
       const said = `the request to ${at} was not sent: cannot reach the proxy at http://http (environment variable ${variable}): `;
       for (const Config of [KubeConfigNow, KubeConfig1]) {
-        const kc = new Config();
-        kc.loadFromOptions({
-          clusters: [{ name: 'double', server: at, skipTLSVerify: true }],
-          users: [{ name: 'tester', token: TEST_TOKEN }],
-          contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
-          currentContext: 'double',
-        });
+        const kc = kubeConfigFor(at, TEST_TOKEN, { Config: Config as unknown as typeof KubeConfigNow });
         const store = new KubernetesStore(kc as KubeConfigNow, { start: false, requestTimeoutMs: 10_000 });
         opened.push(store);
         const error = await store.get('10.96.0.10').catch((e: unknown) => e);
@@ -507,12 +501,9 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
   ] as const)(
     'a proxy in %s whose user or password does not percent-decode (%s) is refused, naming where it is set, the password not shown',
     async (where, url, field, Config) => {
-      const kc = new Config();
-      kc.loadFromOptions({
-        clusters: [{ name: 'double', server, skipTLSVerify: true, ...(where === 'proxy-url' && { proxyUrl: url }) }],
-        users: [{ name: 'tester', token: TEST_TOKEN }],
-        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
-        currentContext: 'double',
+      const kc = kubeConfigFor(server, TEST_TOKEN, {
+        proxyUrl: where === 'proxy-url' ? url : undefined,
+        Config: Config as unknown as typeof KubeConfigNow,
       });
       if (where === 'HTTP_PROXY') process.env.HTTP_PROXY = url;
       const store = new KubernetesStore(kc as KubeConfigNow, { start: false, requestTimeoutMs: 10_000 });
@@ -632,13 +623,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' }, { login: { user: 'ops', password: 's@cret' } });
       closing.push(socks.close);
       const at = `http://apiserver.test:${port}`;
-      const kc = new Config();
-      kc.loadFromOptions({
-        clusters: [{ name: 'double', server: at, skipTLSVerify: true, proxyUrl: socks.url.replace('socks5://', 'socks5://ops:s%40cret@') }],
-        users: [{ name: 'tester', token: TEST_TOKEN }],
-        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
-        currentContext: 'double',
-      });
+      const kc = kubeConfigFor(at, TEST_TOKEN, { proxyUrl: socks.url.replace('socks5://', 'socks5://ops:s%40cret@'), Config });
       const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
       opened.push(store);
       await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
@@ -669,13 +654,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' }, { listen: '::1' });
       closing.push(socks.close);
       const at = `http://apiserver.test:${port}`;
-      const kc = new Config();
-      kc.loadFromOptions({
-        clusters: [{ name: 'double', server: at, skipTLSVerify: true, proxyUrl: socks.url }],
-        users: [{ name: 'tester', token: TEST_TOKEN }],
-        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
-        currentContext: 'double',
-      });
+      const kc = kubeConfigFor(at, TEST_TOKEN, { proxyUrl: socks.url, Config });
       const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
       opened.push(store);
       await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });

@@ -9,10 +9,15 @@ import { KubeConfig } from '@kubernetes/client-node';
 export const TEST_TOKEN = 'test-token-must-not-leak-0123456789';
 
 /** A KubeConfig for `server` (e.g. double.url) with a bearer-token user. */
-export function kubeConfigFor(server: string, token = TEST_TOKEN): KubeConfig {
-  const kc = new KubeConfig();
+export function kubeConfigFor(
+  server: string,
+  token = TEST_TOKEN,
+  options: { proxyUrl?: string | undefined; Config?: typeof KubeConfig } = {},
+): KubeConfig {
+  // `Config`: client-node 1.x's KubeConfig (the 'client-node-1' alias), for a test of both
+  const kc = new (options.Config ?? KubeConfig)();
   kc.loadFromOptions({
-    clusters: [{ name: 'double', server, skipTLSVerify: true }],
+    clusters: [{ name: 'double', server, skipTLSVerify: true, ...(options.proxyUrl !== undefined && { proxyUrl: options.proxyUrl }) }],
     users: [{ name: 'tester', token }],
     contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
     currentContext: 'double',
