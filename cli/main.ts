@@ -451,6 +451,9 @@ function unknownOption(e: unknown, args: readonly string[], table: OptionTable):
   // kubectl's way to ask for JSON (the command is also a kubectl plugin): no name is near it
   const kubectlOutput = given === '-o' || given === '--output' || given.startsWith('--output=');
   if (kubectlOutput && Object.hasOwn(table, 'json')) return `unknown option '${given}' (for JSON output, use --json)`;
+  // kubectl's dry run: check changes the cluster only with --fix
+  const dryRun = given === '--dry-run' || given.startsWith('--dry-run=');
+  if (dryRun && Object.hasOwn(table, 'fix')) return `unknown option '--dry-run' (check without --fix changes nothing: it only reports)`;
   // -o for the output file (map's --out), as many commands spell it
   if (given === '-o' && Object.hasOwn(table, 'out')) return `unknown option '${given}' (did you mean --out?)`;
   return `unknown option '${given}'`;

@@ -1587,6 +1587,9 @@ describe('ipallocator: failures', () => {
     [['status', '-ojson'], "ipallocator: unknown option '-o' (for JSON output, use --json)\n"],
     [['map', '10.96.0.0/24', '--output', 'a.svg'], "ipallocator: unknown option '--output' (did you mean --out?)\n"],
     [['map', '10.96.0.0/24', '-o', 'a.svg'], "ipallocator: unknown option '-o' (did you mean --out?)\n"],
+    // kubectl's --dry-run: check changes nothing unless given --fix
+    [['check', '--fix', '--dry-run'], "ipallocator: unknown option '--dry-run' (check without --fix changes nothing: it only reports)\n"],
+    [['check', '--dry-run=client'], "ipallocator: unknown option '--dry-run' (check without --fix changes nothing: it only reports)\n"],
     [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
     [['status', '--top', 'many'], '--top takes a whole number from 0 to 1,000,000,000, got "many"'],
     // Regression: "takes a whole number" of -5, which is one
