@@ -83,6 +83,11 @@ describe('the proxy the environment names for a server, as Go reads it', () => {
   });
 });
 
+/** Each test of this table runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
+const BOTH_CLIENT_NODES = [
+  ['2.x', KubeConfigNow],
+  ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
+] as const;
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
 
 describe('requests to a cluster without a proxy-url go through the proxy the environment names', () => {
@@ -614,10 +619,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
 
   // Regression: with client-node 2.x the user and password of a socks5:// URL were never sent:
   // a proxy that asks for them refused every request
-  it.each([
-    ['2.x', KubeConfigNow],
-    ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
-  ] as const)(
+  it.each(BOTH_CLIENT_NODES)(
     'with client-node %s, the user and password of a SOCKS5 proxy URL are sent to it (RFC 1929), as Go sends them',
     async (_version, Config) => {
       const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' }, { login: { user: 'ops', password: 's@cret' } });
@@ -645,10 +647,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
   // Regression: with client-node 1.x, a SOCKS5 proxy named by an IPv6 address was looked up as the
   // host name "[::1]" (socks-proxy-agent keeps the URL's brackets): every request failed with
   // "getaddrinfo ENOTFOUND [::1]", said as the API server's failure
-  it.each([
-    ['2.x', KubeConfigNow],
-    ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
-  ] as const)(
+  it.each(BOTH_CLIENT_NODES)(
     'with client-node %s, a SOCKS5 proxy named by an IPv6 address (socks5://[::1]:port) is connected to',
     async (_version, Config) => {
       const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' }, { listen: '::1' });
@@ -665,10 +664,7 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
   // Regression: with client-node 1.x, such a proxy was said as the API server out of reach
   // ("fetch failed: connect ECONNREFUSED 127.0.0.1:9 (the API server at …)"): the socks library
   // keeps the words of the failure only, not its code
-  it.each([
-    ['2.x', KubeConfigNow],
-    ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
-  ] as const)(
+  it.each(BOTH_CLIENT_NODES)(
     'with client-node %s, a SOCKS5 proxy nothing listens at, or that cannot be found, is said to be out of reach, naming it',
     async (_version, Config) => {
       const port = await closedPort();
