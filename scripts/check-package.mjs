@@ -4,7 +4,8 @@
 //      and the documents it links (its docs/ pages and what they link), and package.json without
 //      its scripts, which are for a checkout (scripts/pack-manifest.mjs);
 //      the checkout's package.json is as it was after packing; each declaration file in it is one
-//      that TypeScript reads for an app importing every entry point
+//      that TypeScript reads for an app importing every entry point; the JavaScript carries no
+//      comments but licenses, and the declarations keep the doc comment of each documented export
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
 //   3. a fresh app (scripts/consumers/) installs the tarball, npm saying nothing of install scripts, and
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
@@ -23,12 +24,13 @@
 // tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
 //   node scripts/check-package.mjs
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as esbuild from 'esbuild';
+import ts from 'typescript';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (pkg, file) => join(root, 'node_modules', pkg, file);
@@ -117,6 +119,40 @@ function documentedExamples() {
   );
 }
 
+/**
+ * The comments of a JavaScript or declaration file, each as its text: the trivia before and after
+ * each token, as TypeScript's parser sees it (not a pattern, which strings and regular expressions
+ * would fool). The shebang line is not a comment.
+ */
+function commentsOf(file, text) {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found = new Map();
+  const visit = (node) => {
+    // a doc comment is both trivia and a node (JSDoc) of what it documents: read it as trivia only
+    if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
+    const children = node.getChildren(source);
+    if (children.length > 0) return children.forEach(visit);
+    for (const range of [...(ts.getLeadingCommentRanges(text, node.pos) ?? []), ...(ts.getTrailingCommentRanges(text, node.end) ?? [])]) {
+      found.set(range.pos, text.slice(range.pos, range.end));
+    }
+  };
+  visit(source);
+  return [...found.values()];
+}
+/** A comment the shipped JavaScript keeps: a license (`/*!`, @license, @preserve) or an annotation for bundlers. */
+const KEPT_COMMENT = /^\/\*!|@license|@preserve|[#@]__(PURE|NO_SIDE_EFFECTS)__/;
+
+/** Each export of a module (its symbol in `program`), by name, with its doc comment as an editor shows it ('' for none). */
+function docsOfExports(program, module) {
+  const checker = program.getTypeChecker();
+  return new Map(
+    checker.getExportsOfModule(module).map((symbol) => {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      return [symbol.name, ts.displayPartsToString(target.getDocumentationComment(checker))];
+    }),
+  );
+}
+
 let tarball = '';
 /** The paths of the files in the tarball, as npm lists them (dist/adapters/index.js, …). */
 let packedFiles = [];
@@ -164,6 +200,31 @@ step("declarations: no maintainers' notes on private members", () => {
   const noted = declarations.match(/\*\/\n[ \t]*private [^\n]*/g) ?? [];
   if (noted.length > 0) throw new Error(`${noted.length} private members carry a doc comment, e.g. ${noted[0].split('\n')[1].trim()}`);
   return 'none';
+});
+
+// scripts/build-dist.mjs writes the JavaScript without comments (users read the doc comments in
+// the declarations) but a license's; tsc's removeComments would drop a bundler's annotation too,
+// so the sources must have none, or this step says which went missing.
+step('JavaScript: no comments but licenses', () => {
+  const unpacked = join(work, 'unpacked');
+  mkdirSync(unpacked);
+  run('tar', ['-xzf', tarball, '-C', unpacked]);
+  const commented = [];
+  let kept = 0;
+  for (const file of packedFiles.filter((f) => f.endsWith('.js'))) {
+    const comments = commentsOf(file, readFileSync(join(unpacked, 'package', file), 'utf8'));
+    const other = comments.filter((c) => !KEPT_COMMENT.test(c));
+    kept += comments.length - other.length;
+    if (other.length > 0) commented.push(`${file} (${other.length}, e.g. ${other[0].split('\n')[0]})`);
+  }
+  if (commented.length > 0) throw new Error(`${commented.length} JavaScript files carry comments: ${commented.join('; ')}`);
+  const annotations = (dir) =>
+    readdirSync(join(root, dir), { recursive: true })
+      .filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))
+      .reduce((n, f) => n + (readFileSync(join(root, dir, f), 'utf8').match(/[#@]__(PURE|NO_SIDE_EFFECTS)__/g) ?? []).length, 0);
+  const wanted = annotations('adapters') + annotations('cli');
+  if (kept < wanted) throw new Error(`the sources carry ${wanted} licenses or annotations for bundlers, the JavaScript ${kept}`);
+  return `${kept} licenses or annotations kept`;
 });
 
 step('publint --strict', () => {
@@ -255,6 +316,45 @@ step('declarations: each one shipped is reached from an entry point', () => {
     throw new Error(`${unreached.length} of ${shipped.length} declaration files no entry point reaches: ${unreached.join(', ') || '-'}`);
   }
   return `${shipped.length} declaration files`;
+});
+
+// The doc comments are what an editor shows of the package: each export of an entry point that
+// its source documents is documented in the declarations shipped (as TypeScript reads them, from
+// the app), so that no build step strips them with the JavaScript's comments.
+step('declarations: each documented export keeps its doc comment', () => {
+  // the sources of the entry points: dist/adapters/x.d.ts is compiled from adapters/x.ts
+  const sourceOf = (entry) =>
+    join(
+      root,
+      pkg.exports[entry].types
+        .slice(2)
+        .replace(/^dist\//, '')
+        .replace(/\.d\.ts$/, '.ts'),
+    );
+  const { options } = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic() {} },
+  );
+  const sources = ts.createProgram(entries.map(sourceOf), { ...options, noEmit: true });
+  const appOptions = ts.convertCompilerOptionsFromJson({ ...APP_COMPILER_OPTIONS, noEmit: true, lib: ['ES2022'], types: [] }, app).options;
+  const shipped = ts.createProgram([join(app, 'every-entry.ts')], appOptions);
+  const imports = shipped.getSourceFile(join(app, 'every-entry.ts')).statements;
+  let checked = 0;
+  const lost = [];
+  for (const entry of entries) {
+    const want = docsOfExports(sources, sources.getTypeChecker().getSymbolAtLocation(sources.getSourceFile(sourceOf(entry))));
+    const from = imports.find((s) => s.moduleSpecifier.text === specifier(entry)).moduleSpecifier;
+    const have = docsOfExports(shipped, shipped.getTypeChecker().getSymbolAtLocation(from));
+    for (const [name, doc] of want) {
+      if (doc === '' || !have.has(name)) continue; // undocumented, or @internal and so not shipped
+      checked += 1;
+      if (have.get(name) === '') lost.push(`${specifier(entry)} ${name}`);
+    }
+  }
+  if (checked === 0 || lost.length > 0)
+    throw new Error(`${lost.length} of ${checked} documented exports have no doc comment: ${lost.join(', ') || '-'}`);
+  return `${checked} documented exports`;
 });
 
 // Before prom-client is installed: an unresolved import of it in a declaration fails here, while
