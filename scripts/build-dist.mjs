@@ -23,6 +23,10 @@
 // declaration are followed (import, export … from, import('…'), /// <reference path>); the
 // package ships only the declarations a user's TypeScript can read.
 //
+// Likewise a JavaScript file that no entry point ("exports") or command ("bin") reaches, by its
+// imports (static or dynamic), is deleted: a module that only declares types compiles to a bare
+// `export {}` that nothing loads, and "exports" lets no one import it by its path.
+//
 // tsc keeps the doc comment of a private member in its declaration (`private taken;`): notes for
 // maintainers, about code users never call, that "go to definition" shows them. They are dropped
 // from the .d.ts (the member stays: it keeps the class nominal).
@@ -86,25 +90,42 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
 
 // from './x.js' | import('./x.js') | import './x.js' | /// <reference path="./x.d.ts" />, once rewritten
 const REFERENCE = /(?:(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"])|(?:<reference path="([^"]+)")/g;
-const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const reached = new Set();
-const queue = Object.values(exports).flatMap((entry) => (typeof entry === 'object' ? [resolve(root, entry.types)] : []));
-for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-  if (reached.has(file)) continue;
-  if (!existsSync(file)) throw new Error(`build-dist: ${relative(root, file)} is reached from an entry point but was not written`);
-  reached.add(file);
-  for (const [, specifier, reference] of readFileSync(file, 'utf8').matchAll(REFERENCE)) {
-    queue.push(resolve(dirname(file), specifier?.replace(/\.js$/, '.d.ts') ?? reference));
+const { exports, bin } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+/** The files of dist/ that `starts` reach, `follow` naming the files each file refers to. */
+function reachedFrom(starts, follow) {
+  const reached = new Set();
+  const queue = starts.map((start) => resolve(root, start));
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    if (reached.has(file)) continue;
+    if (!existsSync(file)) throw new Error(`build-dist: ${relative(root, file)} is reached from an entry point but was not written`);
+    reached.add(file);
+    queue.push(...follow(file, readFileSync(file, 'utf8')));
   }
+  return reached;
 }
-let pruned = 0;
+const entries = Object.values(exports).filter((entry) => typeof entry === 'object');
+const reached = new Set([
+  ...reachedFrom(
+    entries.map((entry) => entry.types),
+    (file, text) =>
+      [...text.matchAll(REFERENCE)].map(([, specifier, reference]) =>
+        resolve(dirname(file), specifier?.replace(/\.js$/, '.d.ts') ?? reference),
+      ),
+  ),
+  ...reachedFrom([...entries.map((entry) => entry.default), ...Object.values(bin ?? {})], (file, text) =>
+    [...text.matchAll(REFERENCE)].flatMap(([, specifier]) => (specifier === undefined ? [] : [resolve(dirname(file), specifier)])),
+  ),
+]);
+const pruned = { declarations: 0, javascript: 0 };
 for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
   const file = join(entry.parentPath ?? entry.path, entry.name);
-  if (entry.isFile() && entry.name.endsWith('.d.ts') && !reached.has(file)) {
+  const kind = entry.name.endsWith('.d.ts') ? 'declarations' : entry.name.endsWith('.js') ? 'javascript' : undefined;
+  if (entry.isFile() && kind !== undefined && !reached.has(file)) {
     rmSync(file);
-    pruned += 1;
+    pruned[kind] += 1;
   }
 }
 console.log(
-  `build-dist: dist/ written; ${rewritten} declaration files rewritten (.ts specifiers to .js, private members' doc comments dropped), ${pruned} that no entry point reaches deleted`,
+  `build-dist: dist/ written; ${rewritten} declaration files rewritten (.ts specifiers to .js, private members' doc comments dropped); ` +
+    `deleted as no entry point reaches them: ${pruned.declarations} declaration files, ${pruned.javascript} JavaScript files`,
 );

@@ -4,8 +4,9 @@
 //      and the documents it links (its docs/ pages and what they link), and package.json without
 //      its scripts, which are for a checkout (scripts/pack-manifest.mjs);
 //      the checkout's package.json is as it was after packing; each declaration file in it is one
-//      that TypeScript reads for an app importing every entry point; the JavaScript carries no
-//      comments but licenses, and the declarations keep the doc comment of each documented export
+//      that TypeScript reads for an app importing every entry point, each JavaScript file one that
+//      an entry point or a command loads; the JavaScript carries no comments but licenses, and the
+//      declarations keep the doc comment of each documented export
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
 //   3. a fresh app (scripts/consumers/) installs the tarball, npm saying nothing of install scripts, and
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
@@ -355,6 +356,32 @@ step('declarations: each documented export keeps its doc comment', () => {
   if (checked === 0 || lost.length > 0)
     throw new Error(`${lost.length} of ${checked} documented exports have no doc comment: ${lost.join(', ') || '-'}`);
   return `${checked} documented exports`;
+});
+
+// Each JavaScript file shipped is one that an entry point or a command loads (esbuild follows
+// their imports, dynamic ones too): a module that only has types compiles to a bare `export {}`
+// that nothing imports, and "exports" lets no one else load it.
+step('JavaScript: each module shipped is reached from an entry point or a command', () => {
+  const installed = join(app, 'node_modules', pkg.name);
+  const starts = [...entries.map((e) => pkg.exports[e].default), ...Object.values(pkg.bin ?? {})];
+  const { metafile } = esbuild.buildSync({
+    entryPoints: starts.map((f) => join(installed, f)),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    metafile: true,
+    write: false,
+    outdir: join(work, 'reach'),
+    absWorkingDir: installed, // so that metafile.inputs are named as npm lists the files
+    logLevel: 'error',
+  });
+  const reached = new Set(Object.keys(metafile.inputs));
+  const shipped = packedFiles.filter((f) => f.endsWith('.js'));
+  const unreached = shipped.filter((f) => !reached.has(f));
+  if (unreached.length > 0)
+    throw new Error(`${unreached.length} of ${shipped.length} JavaScript files nothing loads: ${unreached.join(', ')}`);
+  return `${shipped.length} JavaScript files`;
 });
 
 // Before prom-client is installed: an unresolved import of it in a declaration fails here, while
