@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Checks the package as its users get it, from the packed tarball (run by .ci/run):
 //   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md
-//      and the documents it links (its docs/ pages and what they link), and package.json without
-//      its scripts, which are for a checkout (scripts/pack-manifest.mjs);
+//      and the pages it links (its docs/ pages and what they link; no pictures, which npmjs.com
+//      does not show from the package), and package.json without its scripts, which are for a
+//      checkout (scripts/pack-manifest.mjs);
 //      the checkout's package.json is as it was after packing; each declaration file in it is one
 //      that TypeScript reads for an app importing every entry point, each JavaScript file one that
 //      an entry point or a command loads; the JavaScript carries no comments but licenses, and the
@@ -86,13 +87,13 @@ function install(...specs) {
 }
 
 /**
- * The documents npm shows with the package: those README.md links under docs/ and bench/results/,
- * then, page by page, what those Markdown pages link in the same two folders (a docs/ page's
- * pictures, the strategies page's charts).
+ * The documents README.md links under docs/ and bench/results/, then, page by page, what those
+ * Markdown pages link in the same two folders (a docs/ page's pictures, the strategies page's
+ * charts); `pictures` false leaves the pictures out (the pages are followed either way).
  */
-function shippedDocuments() {
+function linkedDocuments(from = 'README.md', pictures = true) {
   const found = new Set();
-  const queue = ['README.md'];
+  const queue = [from];
   for (let page = queue.shift(); page !== undefined; page = queue.shift()) {
     const text = readFileSync(join(root, page), 'utf8');
     for (const [, target] of text.matchAll(/\]\(([^)#\s:]+)(?:#[^)\s]*)?\)/g)) {
@@ -102,7 +103,7 @@ function shippedDocuments() {
       if (file.endsWith('.md')) queue.push(file);
     }
   }
-  return [...found];
+  return [...found].filter((f) => pictures || f.endsWith('.md'));
 }
 /** README.md's and the docs/ pages' examples: every ```ts block but the `// no-run` ones (cluster examples). */
 function documentedExamples() {
@@ -178,10 +179,11 @@ step('npm pack: exactly what runs', () => {
     required.push(entry.types.slice(2), entry.default.slice(2));
   }
   const missing = required.filter((f) => !files.includes(f));
-  // the README's documents and pictures (npm shows the README with them, and links to its pages
-  // under docs/), the documents and pictures those pages link in turn, the `map --snapshot`
-  // example's input; no declarations for the CLI, which exports nothing
-  const docs = [...shippedDocuments(), 'docs/map-example.json'];
+  // the pages the README links (npm links to them) and those they link in turn, the `map
+  // --snapshot` example's input; no declarations for the CLI, which exports nothing. No pictures:
+  // npmjs.com shows a README's pictures from the repository package.json names, never from the
+  // package, so there they would only weigh
+  const docs = [...linkedDocuments('README.md', false), 'docs/map-example.json'];
   required.push(...docs);
   const stray = files.filter(
     (f) =>
