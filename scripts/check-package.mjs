@@ -8,7 +8,8 @@
 //      that TypeScript reads for an app importing every entry point, each JavaScript file one that
 //      an entry point or a command loads; the JavaScript carries no comments but licenses, and the
 //      declarations keep the doc comment of each documented export
-//   2. publint (package.json and exports) and attw (types as each resolver sees them)
+//   2. publint (package.json and exports) and attw (types as each resolver sees them); the JSR
+//      package (deno publish --dry-run) holds the pictures README.md shows
 //   3. a fresh app (scripts/consumers/) installs the tarball, npm saying nothing of install scripts, and
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
 //        its types (all but ipallocator/metrics, which imports prom-client) type-check without it
@@ -29,7 +30,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import * as esbuild from 'esbuild';
 import ts from 'typescript';
@@ -105,6 +106,9 @@ function linkedDocuments(from = 'README.md', pictures = true) {
   }
   return [...found].filter((f) => pictures || f.endsWith('.md'));
 }
+/** The pictures README.md itself shows (not those of the pages it links). */
+const readmePictures = () => [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+
 /** README.md's and the docs/ pages' examples: every ```ts block but the `// no-run` ones (cluster examples). */
 function documentedExamples() {
   const pages = [
@@ -182,7 +186,7 @@ step('npm pack: exactly what runs', () => {
   // the pages the README links (npm links to them) and those they link in turn, the `map
   // --snapshot` example's input; no declarations for the CLI, which exports nothing. No pictures:
   // npmjs.com shows a README's pictures from the repository package.json names, never from the
-  // package, so there they would only weigh
+  // package, so there they would only weigh (JSR shows them from its package: see below)
   const docs = [...linkedDocuments('README.md', false), 'docs/map-example.json'];
   required.push(...docs);
   const stray = files.filter(
@@ -228,6 +232,22 @@ step('JavaScript: no comments but licenses', () => {
   const wanted = annotations('adapters') + annotations('cli');
   if (kept < wanted) throw new Error(`the sources carry ${wanted} licenses or annotations for bundlers, the JavaScript ${kept}`);
   return `${kept} licenses or annotations kept`;
+});
+
+// JSR publishes the sources (deno.json "publish"); jsr.io shows the README with its pictures
+// from the package's own files (there is no repository to take them from), so they must be in it.
+step('JSR (deno publish --dry-run): README.md and the pictures it shows', () => {
+  const { stdout, stderr } = spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['publish', '--dry-run', '--allow-dirty'], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const prefix = `${pathToFileURL(root).href}/`;
+  const files = [...`${stdout}${stderr}`.matchAll(/^\s+(file:\S+) \(/gm)].map((m) => m[1].slice(prefix.length));
+  if (!/Dry run complete/.test(`${stdout}${stderr}`)) throw Object.assign(new Error('deno publish --dry-run failed'), { stdout, stderr });
+  const missing = ['README.md', ...readmePictures()].filter((f) => !files.includes(f));
+  if (missing.length > 0) throw new Error(`missing from the JSR package: ${missing.join(', ')}`);
+  return `${files.length} files`;
 });
 
 step('publint --strict', () => {
