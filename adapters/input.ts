@@ -4,7 +4,7 @@
 // What is wrong is an InvalidArgumentError (errors.ts) quoting the value as quote.ts shows it.
 
 import { IPAllocatorError, InvalidArgumentError } from './errors.ts';
-import { cutText, quoteInput, showUnseen } from './quote.ts';
+import { cutText, quoteInput, showUnseen, symbolText } from './quote.ts';
 
 /**
  * Whether an options argument is an object of the language's own that keeps its contents
@@ -192,8 +192,9 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** `base.key` for a key that is a plain name, else `base["key"]` (quoted, whatever it holds) or `base[Symbol(…)]`, `base[3]`. @internal */
 export function memberName(base: string, key: string | symbol | number): string {
   if (typeof key === 'number') return `${base}[${key}]`;
-  if (typeof key === 'symbol') return `${base}[${showUnseen(String(key))}]`;
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${base}.${key}` : `${base}[${quoteInput(key)}]`;
+  if (typeof key === 'symbol') return `${base}[${symbolText(key)}]`;
+  // a plain name is written as is only while quoteInput would not cut it
+  return key.length <= 64 && /^[A-Za-z_$][\w$]*$/.test(key) ? `${base}.${key}` : `${base}[${quoteInput(key)}]`;
 }
 
 /** Whether `thrown` is one of our errors; false for a thrown revoked Proxy (instanceof would throw on it). */

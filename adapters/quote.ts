@@ -105,8 +105,20 @@ export function quoteInput(input: unknown): string {
   if (typeof input === 'bigint') return `${input}n`;
   if (typeof input === 'object') return objectKind(input);
   if (typeof input === 'function') return functionName(input as (...args: never[]) => unknown);
-  // a symbol's description is text from elsewhere: escaped as a string's is
-  return `${showUnseen(String(input))} (${typeof input})`;
+  if (typeof input === 'symbol') return `${symbolText(input)} (symbol)`;
+  return `${String(input)} (${typeof input})`;
+}
+
+/**
+ * `Symbol(description)` with the description's unseen characters escaped, as a string's are, and
+ * cut as quoteInput cuts text: `Symbol(zone)`, `Symbol(kkk…… (1,000,000 characters))`.
+ * @internal
+ */
+export function symbolText(symbol: symbol): string {
+  const description = symbol.description;
+  if (description === undefined) return 'Symbol()';
+  if (description.length > 64) return `Symbol(${showUnseen(cutText(description, 64))}… (${formatCount(description.length)} characters))`;
+  return `Symbol(${showUnseen(description)})`;
 }
 
 /** An array by its length, a thenable as a promise, any other object by its class (classOf). */

@@ -7,6 +7,7 @@ import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts'
 import { seededRandom } from '../adapters/random.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
+import { Allocator } from '../adapters/index.ts';
 import { labelProblems } from '../adapters/label-rules.ts';
 
 const labels6 = allocatorLabels('IPv6');
@@ -352,6 +353,24 @@ describe('validateRecord: a parentRef is read as a store copies it', () => {
       'spec.parentRef["uid\\u202e"]: Unknown field; spec.parentRef[Symbol(x\\u202e)]: Unknown field',
     );
     expect(() => checkParentRef(ref)).toThrow('owner["uid\\u202e"]: Unknown field; owner[Symbol(x\\u202e)]: Unknown field');
+  });
+
+  it('an unknown key of any length is quoted cut to its first 64 characters, a plain name or a symbol, as long text is everywhere', async () => {
+    // Regression: a key that reads as a plain name, and a symbol's description, went into the
+    // message whole: an owner from a request body with a key of a million letters made an error
+    // message of a million characters, where an address of that length is quoted in 64
+    const long = 'k'.repeat(1_000_000);
+    const alloc = new Allocator('10.0.0.0/24');
+    const refused = await alloc.allocateNext({ resource: 'services', name: 'web', [long]: 1 } as never).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidArgumentError);
+    expect((refused as Error).message.length).toBeLessThan(300);
+    expect((refused as Error).message).toMatch(/^owner\["k{64}"… \(1,000,000 characters\)\]: Unknown field; an owner is /);
+    expect(alloc.used()).toBe(0);
+    alloc.destroy();
+    const ref = { resource: 'services', name: 'web', [Symbol(long)]: 1 };
+    expect(() => validateRecord({ name: '10.0.0.1', labels: {}, parentRef: ref })).toThrow(
+      `spec.parentRef[Symbol(${'k'.repeat(64)}… (1,000,000 characters))]: Unknown field`,
+    );
   });
 });
 
