@@ -58,10 +58,10 @@ describe('a server that accepts and never answers', () => {
     return s;
   }
 
-  function expectTimedOut(err: unknown, verb: string, target: string, timeoutMs: number): void {
+  function expectTimedOut(err: unknown, verb: string, target: string, timeoutMs: number, more = ''): void {
     expect(err).toBeInstanceOf(KubernetesApiError);
     const e = err as KubernetesApiError;
-    expect(e.message).toBe(`${verb} ${target}: no answer from ${silent.url} within ${timeoutMs} ms (requestTimeoutMs)`);
+    expect(e.message).toBe(`${verb} ${target}: no answer from ${silent.url} within ${timeoutMs} ms (requestTimeoutMs)${more}`);
     expect(e.verb).toBe(verb);
     expect(e.timeoutMs).toBe(timeoutMs);
     expect(e.code).toBeUndefined();
@@ -78,9 +78,17 @@ describe('a server that accepts and never answers', () => {
       outcome(s.delete('10.96.0.11')),
     ]);
     expectTimedOut(got, 'get', `${IPADDRESSES} "10.96.0.10"`, 500);
-    expectTimedOut(created, 'create', `${IPADDRESSES} "10.96.0.10"`, 500);
+    // the create went out: it may have stored the object, which it then reads back, in vain
+    const unanswered = `no answer from ${silent.url} within 500 ms (requestTimeoutMs)`;
+    expectTimedOut(
+      created,
+      'create',
+      `${IPADDRESSES} "10.96.0.10"`,
+      500,
+      `; the object may have been created, and reading it back failed: ${unanswered}`,
+    );
     expectTimedOut(deleted, 'delete', `${IPADDRESSES} "10.96.0.11"`, 500);
-    expect(silent.requests).toBe(3); // each request reached the server before it ran out
+    expect(silent.requests).toBe(4); // each request reached the server before it ran out, the create's read-back too
     await until(() => silent.openConnections() === 0, 'the client to drop its connections');
     expect(s.cache.size).toBe(0); // the failed create left nothing behind
   });
@@ -344,15 +352,15 @@ describe('an answer that begins and then stalls', () => {
       const s = new KubernetesStore(kc, { start: false, requestTimeoutMs: 500 });
       closers.push(() => s.close());
       const [created, got] = await Promise.all([outcome(s.create(RECORD)), outcome(s.get('10.96.0.10'))]);
-      for (const [err, verb, status] of [
-        [created, 'create', 'HTTP 201'],
-        [got, 'get', 'HTTP 200'],
+      const began = (status: string) => `the answer from ${url} (${status}) began but did not end within 500 ms (requestTimeoutMs)`;
+      for (const [err, verb, said] of [
+        // the create's answer was lost: it reads the object back, which stalls the same way
+        [created, 'create', `${began('HTTP 201')}; the object may have been created, and reading it back failed: ${began('HTTP 200')}`],
+        [got, 'get', began('HTTP 200')],
       ] as const) {
         expect(err).toBeInstanceOf(KubernetesApiError);
         const e = err as KubernetesApiError;
-        expect(e.message).toBe(
-          `${verb} ${IPADDRESSES} "10.96.0.10": the answer from ${url} (${status}) began but did not end within 500 ms (requestTimeoutMs)`,
-        );
+        expect(e.message).toBe(`${verb} ${IPADDRESSES} "10.96.0.10": ${said}`);
         expect([e.timeoutMs, e.code]).toEqual([500, undefined]);
       }
     },

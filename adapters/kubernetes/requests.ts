@@ -27,6 +27,12 @@
 // 5xx without the header is a failure. A caller that cannot make a repeat safe turns the 5xx
 // resend off (run's `resendAfterServerError`: a delete without the uid to make it conditional).
 //
+// A request that went out and whose answer was lost — its connection dropped or reset, its
+// deadline passed after it was sent — or whose waited-out 5xx was the last answer before the
+// deadline, may have taken effect: its error is marked so (answerLost), for a create to be read
+// back (store.ts). One that failed before it went out — the credentials, the TLS material or
+// proxy, a connection refused or a host not found, a TLS handshake, the runtime's refusal — is not.
+//
 // A connection reset or closed part-way through an answer fails the request at once, with the
 // network error (e.g. `terminated (ECONNRESET)`), under Deno as under Node: see
 // `letFetchEndBody`, which watch-request.ts applies to a watch's body too.
@@ -46,10 +52,21 @@ import {
   ResponseContext,
 } from '@kubernetes/client-node';
 import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
-import { InvalidArgumentError } from '../errors.ts';
+import { InvalidArgumentError, IPAllocatorError } from '../errors.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
-import { describeAnswer, httpCode, KubernetesApiError, noteKubeconfig, noteRedirect, translate } from './errors.ts';
+import {
+  blockedPort,
+  causeChain,
+  deniedByRuntime,
+  describeAnswer,
+  hasInvalidHeader,
+  httpCode,
+  KubernetesApiError,
+  noteKubeconfig,
+  noteRedirect,
+  translate,
+} from './errors.ts';
 import {
   execPluginUser,
   forgetRefusedCredential,
@@ -135,6 +152,10 @@ export class ApiRequests {
    * noted (errors.ts noteRedirect), for messages to name the host that answered. So is one a
    * redirect on the API server's origin sent again with another method (a create as a GET):
    * `onRedirect` hears the method (Redirected).
+   *
+   * A rejection that leaves open whether the request took effect is marked so (answerLost): the
+   * deadline passed, or the connection failed, after an attempt went out (not one that failed to
+   * connect: wentOut), or after an attempt answered with a 5xx was waited out.
    */
   async run<T>(
     target: RequestTarget,
@@ -152,7 +173,10 @@ export class ApiRequests {
     // whether the attempt running was sent: client-node runs the middleware after authenticating
     // (an exec credential plugin), just before the fetch; and the HTTP status of its answer once
     // that began (status and headers in, the body still to come)
-    const attempt: { sent: boolean; answered?: number | undefined } = { sent: false };
+    // (`pending` from then on until it failed or was answered in full)
+    const attempt: { sent: boolean; pending: boolean; answered?: number | undefined } = { sent: false, pending: false };
+    // whether a send answered with a 5xx (which does not say it went unhandled) was waited out
+    const mayHaveTakenEffect = () => waited.some((code) => code !== 429);
     // where the request was sent and where its last hop went (a redirect may lead elsewhere)
     const route = newRoute();
     let deadline: ReturnType<typeof setTimeout> | undefined;
@@ -160,6 +184,7 @@ export class ApiRequests {
       deadline = setTimeout(() => {
         const redirected = elsewhere(route);
         const error = this.timeoutError(target, waited, attempt, signal, redirected);
+        if (attempt.pending || mayHaveTakenEffect()) LOST_ANSWERS.add(error);
         // the answers waited out came from that host: the messages that name them say so
         if (redirected !== undefined) noteRedirect(error, redirected);
         controller.abort(error);
@@ -183,7 +208,7 @@ export class ApiRequests {
               call(
                 withSignal(
                   signal,
-                  () => (attempt.sent = true),
+                  () => (attempt.sent = attempt.pending = true),
                   (status) => (attempt.answered = status),
                   (status) => {
                     // the connection is dropped, and the request settles now, on this error
@@ -203,6 +228,8 @@ export class ApiRequests {
           return answer;
         } catch (caught) {
           attempt.answered = undefined; // that answer is over: a deadline met now is met between attempts
+          const pending = attempt.pending;
+          attempt.pending = false;
           // the kubeconfig the store loaded itself is named where it kept the request from going out
           const inUse = kubeconfigInUse(this.kc);
           noteKubeconfig(caught, inUse);
@@ -222,6 +249,9 @@ export class ApiRequests {
               `${inUse === undefined ? '' : `cannot use ${inUse}: `}${requestNotSent(this.shownHost(redirected), problem)}`,
               e,
             );
+          }
+          if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || mayHaveTakenEffect())) {
+            LOST_ANSWERS.add(e as object);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
@@ -326,6 +356,53 @@ export class ApiRequests {
       this.timeoutMs,
     );
   }
+}
+
+/** The rejections of ApiRequests.run that leave open whether the request took effect (answerLost). */
+const LOST_ANSWERS = new WeakSet<object>();
+
+/**
+ * Whether `err`, a rejection of ApiRequests.run (or requestJson), leaves open whether the request
+ * took effect: it went out and its answer was lost — its connection dropped or reset, its
+ * deadline passed — or an earlier send of it was answered with a 5xx the deadline then ended the
+ * wait after. A create may then have stored its object. False for every answer the server gave,
+ * and for a request that failed before it went out.
+ * @internal
+ */
+export function answerLost(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && LOST_ANSWERS.has(err);
+}
+
+/**
+ * The error codes of a connection that was never made, or never secured: nothing of the request
+ * went out on it. (ETIMEDOUT is not one: it ends an established connection too.)
+ */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+/** A TLS handshake's failure (OpenSSL's, Node's TLS layer's, a certificate check's): the request is sent only after it. */
+const TLS_FAILURE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
+
+/** Whether `err` is a failure of the fetch itself, without an HTTP answer: not one of ours (ErrDestroyed, a KubernetesApiError). */
+function isFetchFailure(err: unknown): boolean {
+  return !(err instanceof KubernetesApiError) && !(err instanceof IPAllocatorError) && httpCode(err) === undefined;
+}
+
+/**
+ * Whether a request whose fetch failed with `err` (no HTTP answer) after the middleware handed it
+ * on may have reached the server to `server`: not when the connection was never made or secured,
+ * the runtime refused it (Deno without --allow-net), fetch refused its port or a header. Anything
+ * else — a reset, a connection closed before the answer — may have come after the request went out.
+ */
+function wentOut(err: unknown, server: string): boolean {
+  if (deniedByRuntime(err) !== undefined || blockedPort(err, server) !== undefined || hasInvalidHeader(err)) return false;
+  return !causeChain(err).some((e) => typeof e.code === 'string' && (NOT_CONNECTED.has(e.code) || TLS_FAILURE.test(e.code)));
 }
 
 /**

@@ -2,7 +2,8 @@
 // @kubernetes/client-node (imported only under adapters/kubernetes/, so the core never loads it).
 //
 //   create → POST   /apis/networking.k8s.io/{v1|v1beta1}/ipaddresses         409 → AlreadyExistsError
-//            (?fieldManager=ipallocator-<random>: its own mark, read back after a 409 to a resend)
+//            (?fieldManager=ipallocator-<random>: its own mark, read back after a 409 to a
+//            resend, or after a lost answer: GET by name)
 //   delete → DELETE /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → NotFoundError
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
@@ -26,7 +27,7 @@ import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, Networking
 import type { IPAddressRecord, NewIPAddressRecord, Store, StoreCache } from '../store.ts';
 import { type IPFamily, readOnlyFields } from '../types.ts';
 import { CACHE_LEAVES_OUT, LABEL_IP_FAMILY, notAName } from '../store.ts';
-import { InvalidArgumentError, NotFoundError } from '../errors.ts';
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { unboundOr, unboundRead } from '../input.ts';
 import { validateFields } from '../records.ts';
@@ -41,8 +42,8 @@ import {
 } from './config.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
-import { malformedAnswer, translate } from './errors.ts';
-import { ApiRequests, requestTimeoutOption } from './requests.ts';
+import { KubernetesApiError, malformedAnswer, translate } from './errors.ts';
+import { answerLost, ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
@@ -167,8 +168,11 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   /**
    * Creates the IPAddress; 409 → AlreadyExistsError — except when the create was sent again after
    * a 5xx and the object there is the one its earlier send stored (read back: it carries this
-   * create's own fieldManager), which is then the success. The created record is in the cache when
-   * this resolves (read-your-writes).
+   * create's own fieldManager), which is then the success. A create whose answer was lost after it
+   * went out (its connection dropped, its deadline passed) reads the object back too: its own is
+   * the success, another's AlreadyExistsError; none there, it is sent once more. A read-back that
+   * fails rejects with a KubernetesApiError saying that whether the object was created is unknown.
+   * The created record is in the cache when this resolves (read-your-writes).
    */
   create(this: object, given: NewIPAddressRecord): Promise<IPAddressRecord>;
   async create(this: KubernetesStore, given: NewIPAddressRecord): Promise<IPAddressRecord> {
@@ -188,28 +192,51 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // after a timeout; the watch will show it.
       const malformed = (what: string) =>
         malformedAnswer('create', RESOURCE, record.name, what, 'the object may have been created; the watch will show it');
-      // This create's own mark (ownCreate): a fieldManager no other request carries, sent with each
+      // This create's own mark (readBack): a fieldManager no other request carries, sent with each
       // of its sends and kept by the server as the object's managedFields manager.
       const manager = createManager();
       let created: unknown;
+      // whether the send answered now is not this create's first (after a 5xx, or a lost answer)
       let resent = false;
-      try {
-        created = await requestJson(
-          this[REQUESTS],
-          { verb: 'create', resource: RESOURCE, name: record.name },
-          (opts, afterServerError) => {
-            resent = afterServerError;
-            return this.api.createIPAddress({ body: body as never, fieldManager: manager }, opts);
-          },
-          malformed,
-        );
-      } catch (err) {
-        const e = translate(err, 'create', RESOURCE, record.name, this[REQUESTS].server);
-        // Sent again after a 5xx, which may have stored it: the object there may be our own
-        // earlier send's. Read back, it is the success only when it carries this create's mark.
-        if (!resent || e.name !== 'AlreadyExistsError') throw e;
-        created = await this.ownCreate(body, manager);
-        if (created === undefined) throw e;
+      for (let lost = false; ; ) {
+        try {
+          created = await requestJson(
+            this[REQUESTS],
+            { verb: 'create', resource: RESOURCE, name: record.name },
+            (opts, afterServerError) => {
+              resent = lost || afterServerError;
+              return this.api.createIPAddress({ body: body as never, fieldManager: manager }, opts);
+            },
+            malformed,
+          );
+          break;
+        } catch (err) {
+          const e = translate(err, 'create', RESOURCE, record.name, this[REQUESTS].server);
+          // Sent again, after a 5xx or a lost answer, either of which may have stored it: the
+          // object there may be our own earlier send's. Read back, it is the success only when it
+          // carries this create's mark.
+          if (e.name === 'AlreadyExistsError') {
+            if (!resent) throw e;
+            const found = await this.readBack(body, manager);
+            if (found.own === undefined) throw e;
+            created = found.own;
+            break;
+          }
+          // Sent, and its answer lost (the connection dropped, the deadline passed): read back.
+          if (!answerLost(err)) throw e;
+          const found = await this.readBack(body, manager);
+          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed);
+          if (found.other) throw new AlreadyExistsError(record.name);
+          if (found.own !== undefined) {
+            created = found.own;
+            break;
+          }
+          // Not there: not stored, or not yet (kube-apiserver may still be writing it). Sent once
+          // more, with the same mark: whichever send is stored is this create's, and the other
+          // meets it (409, read back). Lost again and still not there: the failure stands.
+          if (lost) throw e;
+          lost = true;
+        }
       }
       const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
       if (problem !== undefined) throw malformed(problem);
@@ -221,11 +248,13 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   }
 
   /**
-   * The object a create sent again met (409), read back from the API server, when it is the one
-   * an earlier send of that create stored: its managedFields name the create's own `manager`,
-   * it has the labels and parentRef sent, and it is not being deleted. Anything else — another
-   * writer's object, for another Service or the same one; one without managedFields; a read that
-   * fails — is undefined, and the 409 stands.
+   * The object of the name a create sent, read back from the API server after a send of it met
+   * an object there (409) or lost its answer: `own`, the object, when it is the one a send of
+   * that create stored — its managedFields name the create's own `manager`, it has the labels and
+   * parentRef sent, and it is not being deleted; `other` when it is anything else (another
+   * writer's object, for another Service or the same one; one without managedFields); neither
+   * when there is none (404); `failed`, the read's error, when the read failed or its answer is
+   * no IPAddress of that name.
    *
    * Why the manager and not the object's fields: two allocators (replicas) may create the same
    * address for the same Service at once, with the same labels and parentRef. Were the loser to
@@ -234,7 +263,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * (createManager), and the object's own fields stay upstream's (labels, spec), which
    * kube-apiserver's repair loop and kubectl read.
    */
-  private async ownCreate(this: KubernetesStore, sent: IPAddressObject, manager: string): Promise<IPAddressObject | undefined> {
+  private async readBack(this: KubernetesStore, sent: IPAddressObject, manager: string): Promise<ReadBack> {
+    this.assertOpen(); // closed meanwhile: ErrDestroyed, as for every call in flight
     const name = sent.metadata!.name!;
     let obj: unknown;
     try {
@@ -244,12 +274,14 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         (opts) => this.api.readIPAddress({ name }, opts),
         (what) => malformedAnswer('get', RESOURCE, name, what),
       );
-    } catch {
-      this.assertOpen(); // closed meanwhile: ErrDestroyed, as for every call in flight
-      return undefined;
+    } catch (err) {
+      this.assertOpen();
+      const e = translate(err, 'get', RESOURCE, name, this[REQUESTS].server);
+      return e.name === 'NotFoundError' ? {} : { failed: e };
     }
-    if (checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`) !== undefined) return undefined;
-    return isOwnCreate(obj as IPAddressObject, sent, manager) ? (obj as IPAddressObject) : undefined;
+    const problem = checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`);
+    if (problem !== undefined) return { failed: malformedAnswer('get', RESOURCE, name, problem) };
+    return isOwnCreate(obj as IPAddressObject, sent, manager) ? { own: obj as IPAddressObject } : { other: true };
   }
 
   /**
@@ -343,6 +375,43 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       throw orUnbound(e, this, 'get');
     }
   }
+}
+
+/** What KubernetesStore.readBack found under a create's name. */
+interface ReadBack {
+  own?: IPAddressObject;
+  other?: true;
+  failed?: Error;
+}
+
+/**
+ * The error of a create whose answer was lost (`lost`) and whose object could not be read back
+ * (`readError`, of the get): `lost`'s own message, then that the object may exist, e.g. `create
+ * ipaddresses.networking.k8s.io "10.96.0.10": no answer from https://10.0.0.1:6443 within 30000 ms
+ * (requestTimeoutMs); the object may have been created, and reading it back failed: HTTP 503 …`.
+ * Its fields and cause are `lost`'s.
+ */
+function outcomeUnknown(lost: Error, readError: Error): Error {
+  if (!(lost instanceof KubernetesApiError)) return lost;
+  const name = lost.resourceName;
+  return new KubernetesApiError(
+    'create',
+    RESOURCE,
+    name,
+    lost.code,
+    lost.status,
+    `${detailOf(lost, 'create', name)}; the object may have been created, and reading it back failed: ${detailOf(readError, 'get', name)}`,
+    lost.cause,
+    lost.timeoutMs,
+    lost.resends,
+    lost.cutOffStatus,
+  );
+}
+
+/** The message of `error` without the `verb resource "name": ` a KubernetesApiError starts with. */
+function detailOf(error: Error, verb: string, name: string | undefined): string {
+  const prefix = `${verb} ${RESOURCE} "${name}": `;
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
 }
 
 /**

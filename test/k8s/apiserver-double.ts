@@ -63,6 +63,9 @@
 //                               too late (storage.NewTimeoutError → errors.NewServerTimeout)
 //   dropAfterCommit(verb)       the next create or delete takes effect, then its connection is
 //                               dropped without an answer (the answer lost on the way)
+//   dropBeforeCommit(verb)      the next create or delete is read, then its connection is dropped
+//                               before it takes effect (nothing stored or deleted): to the client
+//                               the same lost answer as dropAfterCommit
 //   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
 //                               that is not JSON (a proxy or a broken server)
 //   cutMidBody(verb, how, count)  the next `count` requests of that verb are answered 200, and
@@ -538,6 +541,8 @@ export class ApiServerDouble {
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
   private readonly dropsAfterCommit = new Set<Verb>();
+  /** Verbs whose next request is dropped unanswered before it takes effect (dropBeforeCommit). */
+  private readonly dropsBeforeCommit = new Set<Verb>();
   private watchLagMs = 0;
   /** How many of the next events written to watches are cut in half (cutWatchEvents). */
   private cutEvents = 0;
@@ -719,6 +724,17 @@ export class ApiServerDouble {
    */
   dropAfterCommit(verb: 'create' | 'delete'): void {
     this.dropsAfterCommit.add(verb);
+  }
+
+  /**
+   * The next `verb` request (create or delete) is read, and then its connection is dropped
+   * without an answer before it takes effect: nothing is stored or deleted (a request cut on its
+   * way in, an API server gone before it wrote to etcd). The client sees what dropAfterCommit
+   * shows it, and cannot tell the two apart. (Under Deno an undici client may not see the drop:
+   * give the call a requestTimeoutMs.)
+   */
+  dropBeforeCommit(verb: 'create' | 'delete'): void {
+    this.dropsBeforeCommit.add(verb);
   }
 
   garbleNext(verb: Verb, count = 1): void {
@@ -1037,6 +1053,7 @@ export class ApiServerDouble {
       if (fault.count === 0) this.faults.delete(verb);
       return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message, fault.retryAfterSeconds));
     }
+    if (this.dropsBeforeCommit.delete(verb)) return void res.socket?.destroy();
     if (this.proxyAnswer(res, verb, plural!)) return;
     if (this.cutAnswer(res, verb)) return;
 
