@@ -22,9 +22,11 @@
 //   of those ServiceCIDRs then waited for (docs/semantics.md).
 // * All ranges share the MetaAllocator's Store: an address taken through one range is taken for
 //   every overlapping range (upstream's ranges share one API server). One subscription to its
-//   cache serves them all: an event goes only to the ranges whose prefix contains its address
-//   (RecordRouter), and a look-up by address reads only those ranges (PrefixTable), so neither
-//   grows with the number of ranges (adapters/DESIGN.md).
+//   cache serves them all (RecordRouter), and one table of the ranges by prefix (the router's
+//   PrefixTable) both sends an event to the ranges whose prefix contains its address and finds
+//   the ranges holding an address for allocate, has and release, so neither grows with the
+//   number of ranges, and a range is routed events exactly while calls can reach it
+//   (adapters/DESIGN.md).
 // * allocate/has/release go to a range that contains the address as a host (upstream
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
 //   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
@@ -80,7 +82,7 @@ import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
-import { type Held, PrefixTable } from './prefix-table.ts';
+import type { Held } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import type { AllocationStrategy } from './strategy.ts';
 import { guardedStrategy } from './guarded-strategy.ts';
@@ -111,7 +113,7 @@ import {
   type DeleteErrorHandler,
   type ParentRef,
 } from './store.ts';
-import { RecordRouter } from './record-router.ts';
+import { RecordRouter, type Slot } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import { type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { memoryHeadroom, outOfMemoryAgain } from './wasm.ts';
@@ -207,8 +209,8 @@ interface RangeEntry {
   rank: Rank;
   /** Its index in `order` while it is there (`order[pos] === e`), set as `order` is replaced. */
   pos: number;
-  /** Its place in `routes` (null once out of it). */
-  route: Held<RangeEntry> | null;
+  /** Its slot in the router's table, where look-ups by address find it (null once out of it). */
+  route: Held<Slot<RangeEntry>> | null;
   /**
    * The allocator's size as a number when that is exact (at most 2^53), else -1: the 'weighted'
    * policy weighs a range by size − used() in numbers then, as Number(free()) would, without a
@@ -259,11 +261,6 @@ interface Shared {
    * moves only the ranges of the CIDRs it touched (reorder).
    */
   order: readonly RangeEntry[];
-  /**
-   * The ranges by prefix (those in `entries`): which contain an address, without going over every
-   * range. A range's place in creation order is its `pos`.
-   */
-  routes: PrefixTable<RangeEntry>;
   /** The ranges' prefixes: Σ size of those no other range contains. */
   tops: TopLevelPrefixes;
   /**
@@ -336,9 +333,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly entries = new Map<string, RangeEntry>();
   /**
    * The one store subscription of every range's index (their Allocators' feed): an event goes to the
-   * ranges containing its address only.
+   * ranges containing its address only. Its table holds the ranges by prefix (those in `entries`,
+   * each attached to its allocator's slot): which contain an address, without going over every
+   * range. A range's place in creation order is its `pos`.
    */
-  private readonly router: RecordRouter;
+  private readonly router: RecordRouter<RangeEntry>;
   private readonly known = new Map<string, KnownServiceCIDR>();
   /**
    * canonical CIDR → the names of the known ServiceCIDRs listing it (of our family), as `known`
@@ -374,7 +373,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
     destroyed: false,
     metrics: undefined,
     order: [],
-    routes: new PrefixTable<RangeEntry>(),
     tops: new TopLevelPrefixes(),
     unreported: [],
     memoryWait: null,
@@ -434,7 +432,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       recorderFor(opts.metrics); // validates
       this.shared.metrics = opts.metrics;
     }
-    const router = new RecordRouter(this.fam);
+    const router = new RecordRouter<RangeEntry>(this.fam);
     this.router = router;
     this.unsubscribeStore = checkUnsubscribe(
       this.store.cache.subscribe(
@@ -919,23 +917,25 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Of the ranges holding the address `w` as a host (upstream PrefixContainsIP: [first, last], the
    * prefix less network and IPv4 broadcast) — ready ones only when `readyOnly` — the first met
    * going round `order` from index `start`: what a walk of `order` from there would find, from
-   * the few ranges whose prefix contains it (routes) instead of every range.
+   * the few ranges whose prefix contains it (the router's table) instead of every range.
    */
   private nearest(w: Uint32Array, readyOnly: boolean, start: number): RangeEntry | null {
     const list = this.shared.order;
     const n = list.length;
     if (n === 1) {
-      // the one range: what the routes below would find, without looking it up (route null: it
-      // is being dropped, out of the routes already)
+      // the one range: what the table below would find, without looking it up (route null: it
+      // is being dropped, out of the table already)
       const e = list[0]!;
       return e.route !== null && e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready) ? e : null;
     }
-    const found = this.shared.routes.containing(this.fam, w);
+    const found = this.router.containing(w);
     let best: RangeEntry | null = null;
     let bestSteps = n;
     for (let i = 0; i < found.length; i++) {
-      const e = found[i]!.value;
-      if (list[e.pos] !== e) continue; // made, not yet placed in `order` by the change making it
+      const e = found[i]!.value.range;
+      // null: being built (its allocator subscribed, not attached yet); else made, not yet placed
+      // in `order` by the change making it
+      if (e === null || list[e.pos] !== e) continue;
       if (!e.allocator.prefix.inRange(this.fam, w) || (readyOnly && !e.ready)) continue;
       const steps = (e.pos - start + n) % n;
       if (steps < bestSteps) {
@@ -1125,9 +1125,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     step(() => this.unsubscribeStore());
     for (const e of this.entries.values()) step(() => this.removeEntry(e));
     this.entries.clear();
-    this.router.close(); // something that still holds this object holds no record through it
+    this.router.close(); // something that still holds this object holds no record or range through it
     this.shared.order = [];
-    this.shared.routes = new PrefixTable();
     this.shared.tops = new TopLevelPrefixes();
     this.forget();
     if (failure !== undefined) throw failure.error;
@@ -1519,7 +1518,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           size53: a.size <= TWO53_BIG ? Number(a.size) : -1,
         };
         this.entries.set(key, made);
-        made.route = this.shared.routes.add(a.prefix, made);
+        made.route = this.router.attach(a.prefix, made);
         this.shared.tops.add(a.prefix);
         arriving.push([made, made.rank]);
         for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
@@ -1619,7 +1618,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** A range is gone: destroyed (removeEntry) and out of `entries` and the top-level size. */
   private dropEntry(e: RangeEntry): void {
     this.entries.delete(e.cidr);
-    if (e.route !== null) this.shared.routes.delete(e.route);
+    if (e.route !== null) this.router.drop(e.route); // no event reaches it, even while its allocator waits to be destroyed (removeEntry)
     e.route = null;
     this.shared.tops.delete(e.allocator.prefix);
     this.removeEntry(e);

@@ -1,5 +1,6 @@
 // RecordRouter: a MetaAllocator's one subscription to the store's cache, handing each event to
-// the ranges (their TakenAddresses) whose prefix contains its address.
+// the ranges (their TakenAddresses) whose prefix contains its address; its table of the ranges
+// by prefix is the one the MetaAllocator finds its ranges in.
 import type { Family } from './address.ts';
 import { cmp4, type Prefix } from './geometry.ts';
 import { NameTable } from './name-table.ts';
@@ -10,12 +11,29 @@ import type { IPAddressRecord, StoreWatcher } from './store.ts';
 import type { RecordFeed } from './taken-addresses.ts';
 
 /**
+ * One range in the router's table: the watcher of its TakenAddresses, what that subscription gave
+ * as `writing`, and the range its owner attached to it (attach; null while the range is being
+ * built). The owner finds its ranges by address in the same table (containing), so a range is
+ * routed events exactly while its owner can find it: a range the owner drops (drop) hears nothing
+ * more, even while its allocator waits to be destroyed.
+ * @internal
+ */
+export interface Slot<R> {
+  readonly watcher: StoreWatcher;
+  readonly writing: (() => string | null) | undefined;
+  range: R | null;
+}
+
+/**
  * One subscription to a store's cache for the TakenAddresses of many ranges of one family (a
  * MetaAllocator's): each event's name is parsed once, and the event goes only to the watchers
  * whose prefix contains the address (overlapping ranges all get it), found in a PrefixTable —
  * where a subscription per range would have every range hear, and parse, every event. (The
  * handlers of the ranges reached parse the name again: parseRecordName's memo answers them.)
  * Its owner subscribes to the cache and hands each event to onAdd, onDelete and onResync.
+ *
+ * The table is the owner's too: it attaches each range (`R`) to the slot its allocator's
+ * subscription made, and looks ranges up by address in it (containing).
  *
  * A watcher's replay is the records as the events delivered here left them (`records`), not the
  * cache's list(): the cache may already hold a write whose event has yet to come here (queued
@@ -39,8 +57,11 @@ import type { RecordFeed } from './taken-addresses.ts';
  * copy: the allocation path pays one field write.
  * @internal
  */
-export class RecordRouter implements RecordFeed {
-  private readonly table = new PrefixTable<StoreWatcher>();
+export class RecordRouter<R = unknown> implements RecordFeed {
+  /** A slot per subscription (per range), by prefix; replaced by close(). */
+  private table = new PrefixTable<Slot<R>>();
+  /** The subscriptions held (in `table`). */
+  private subscriptions = 0;
   /**
    * The records of the family by name, as of the last event delivered here: what a replay gives.
    * A NameTable, not a Map: every event of the family sets or deletes an entry, and a Map's
@@ -55,13 +76,11 @@ export class RecordRouter implements RecordFeed {
   private readonly words = new Uint32Array(4);
   /** Set by close(): every event (add, delete, re-list) is ignored from then on. */
   private closed = false;
-  /** What each subscription gave subscribe() as `writing`. */
-  private readonly writers = new Map<Held<StoreWatcher>, (() => string | null) | undefined>();
   /**
    * While exactly one subscription is held (else null): it, as a bucket of the table, and its
    * `writing`, which route() asks.
    */
-  private only: readonly Held<StoreWatcher>[] | null = null;
+  private only: readonly Held<Slot<R>>[] | null = null;
   private onlyWriting: (() => string | null) | undefined = undefined;
 
   constructor(private readonly fam: Family) {}
@@ -73,31 +92,60 @@ export class RecordRouter implements RecordFeed {
    * `writing` (RecordFeed): the record name of the watcher's own synchronous store call running.
    */
   subscribe(prefix: Prefix, watcher: StoreWatcher, writing?: () => string | null): () => void {
-    const held = this.table.add(prefix, watcher);
-    this.writers.set(held, writing);
+    const held = this.table.add(prefix, { watcher, writing, range: null });
+    this.subscriptions++;
     this.changedSubscriptions();
     try {
       // what the replay reads stays as it is: an event during it (a watcher writing) changes
       // `records` and reaches this watcher through the table
       for (const r of this.inPrefix(prefix)) watcher.onAdd(r);
     } catch (e) {
-      this.unsubscribe(held);
+      this.drop(held);
       throw e;
     }
-    return () => this.unsubscribe(held);
+    return () => this.drop(held);
   }
 
-  private unsubscribe(held: Held<StoreWatcher>): void {
+  /**
+   * Attaches `range` to the slot of the subscription made for `prefix` (the very Prefix object
+   * the range's allocator subscribed with) and returns it: what containing() finds it by, and
+   * drop() takes back. Throws when no such subscription is held (its allocator subscribes as it
+   * is built: the owner attaches a range it has just built).
+   */
+  attach(prefix: Prefix, range: R): Held<Slot<R>> {
+    // the slots containing its network hold its own
+    for (const held of this.table.containing(prefix.version, prefix.network)) {
+      if (held.prefix !== prefix || held.value.range !== null) continue;
+      held.value.range = range;
+      return held;
+    }
+    throw new Error(`RecordRouter: no subscription of the range ${prefix.cidr} to attach it to`);
+  }
+
+  /**
+   * The slots whose prefix contains the address `w` (four u32 words, as parseAddrInto writes
+   * them; network and broadcast included), shortest prefix first: PrefixTable.containing.
+   * Read-only.
+   */
+  containing(w: ArrayLike<number>): readonly Held<Slot<R>>[] {
+    return this.table.containing(this.fam, w);
+  }
+
+  /**
+   * Lets go of a slot (what subscribe made, attach returned): its watcher hears no event from
+   * now on, and containing() no longer finds its range. A slot let go already: nothing.
+   */
+  drop(held: Held<Slot<R>>): void {
     if (!this.table.delete(held)) return;
-    this.writers.delete(held);
+    this.subscriptions--;
     this.changedSubscriptions();
   }
 
   /** A subscription was added or let go: `only` follows. */
   private changedSubscriptions(): void {
-    const one = this.writers.size === 1;
+    const one = this.subscriptions === 1;
     this.only = one ? this.table.all() : null;
-    this.onlyWriting = one ? this.writers.get(this.only![0]!) : undefined;
+    this.onlyWriting = one ? this.only![0]!.value.writing : undefined;
   }
 
   /** The records inside `prefix` (network and broadcast included), as `records` holds them now. */
@@ -116,12 +164,17 @@ export class RecordRouter implements RecordFeed {
   }
 
   /**
-   * Forgets every record and keeps none from later events: its owner is done with it (a destroyed
-   * MetaAllocator holds no record alive), even when the store goes on delivering events (a store
-   * of your own whose unsubscribe threw).
+   * Forgets every record and every slot, and keeps none from later events: its owner is done with
+   * it (a destroyed MetaAllocator holds no record or range alive), even when the store goes on
+   * delivering events (a store of your own whose unsubscribe threw). A watcher still subscribed
+   * (a range whose destroy waits for its strategy to return) hears nothing more.
    */
   close(): void {
     this.closed = true;
+    this.table = new PrefixTable();
+    this.subscriptions = 0;
+    this.only = null;
+    this.onlyWriting = undefined;
     this.records = new NameTable();
     this.sorted = null;
     this.replays = 0;
@@ -136,7 +189,7 @@ export class RecordRouter implements RecordFeed {
     let failures: Failure[] | null = null;
     for (let i = 0; i < to.length; i++) {
       try {
-        to[i]!.value.onAdd(r, previous);
+        to[i]!.value.watcher.onAdd(r, previous);
       } catch (error) {
         (failures ??= []).push({ prefix: to[i]!.prefix, error }); // the others hear of it all the same, as they would from the cache
       }
@@ -153,7 +206,7 @@ export class RecordRouter implements RecordFeed {
     let failures: Failure[] | null = null;
     for (let i = 0; i < to.length; i++) {
       try {
-        to[i]!.value.onDelete(r);
+        to[i]!.value.watcher.onDelete(r);
       } catch (error) {
         (failures ??= []).push({ prefix: to[i]!.prefix, error });
       }
@@ -167,7 +220,7 @@ export class RecordRouter implements RecordFeed {
     let failures: Failure[] | null = null;
     for (const held of this.table.all()) {
       try {
-        held.value.onResync?.();
+        held.value.watcher.onResync?.();
       } catch (error) {
         (failures ??= []).push({ prefix: held.prefix, error });
       }
@@ -182,7 +235,7 @@ export class RecordRouter implements RecordFeed {
   }
 
   /** The watchers whose prefix contains the address `name`; null when it is no address of this family. */
-  private route(name: string): readonly Held<StoreWatcher>[] | null {
+  private route(name: string): readonly Held<Slot<R>>[] | null {
     // The only subscriber's own write, in its synchronous store call: an address inside its
     // prefix, and no other prefix is held, so the name need not be parsed and looked up — a
     // MetaAllocator over one range, both events of each allocation and release.

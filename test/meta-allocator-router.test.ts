@@ -11,6 +11,8 @@ import { formatAddr, parseAddr } from '../adapters/address.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { RecordRouter } from '../adapters/record-router.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 
 const rec = (name: string): IPAddressRecord => ({ name, labels: allocatorLabels(name.includes(':') ? 'IPv6' : 'IPv4'), parentRef: null });
 
@@ -267,4 +269,45 @@ describe('RecordRouter', () => {
     router.subscribe(Prefix.parse('10.0.0.0/24'), after);
     expect(after.heard).toEqual([]);
   });
+});
+
+describe('the ranges of a MetaAllocator and the routing of its events', () => {
+  // Regression: routing had a table of its own. A range removed from inside its own strategy
+  // (its allocator refuses destroy() until the strategy returns) left the MetaAllocator's ranges
+  // but stayed in routing, and went on hearing the store's events.
+  it.each([true, false])(
+    'a range removed from inside its own strategy hears no store event from then on, though its destroy() waits for the strategy to return (syncOps %s)',
+    async (syncOps) => {
+      const store = new MemoryStore({ syncOps });
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/24']);
+      source.addServiceCIDR('b', ['10.1.0.0/24']);
+      let armed = false;
+      let counts: number[] = [];
+      const strategy: AllocationStrategy = {
+        name: 'removes-its-range',
+        forRange(view) {
+          const inner = STRATEGIES['lowest-free'].forRange(view);
+          return {
+            choose(o) {
+              if (armed) {
+                armed = false;
+                source.deleteServiceCIDR('a'); // range a leaves the MetaAllocator
+                const before = view.index.count();
+                store.createSync(rec('10.0.0.200')); // another writer's record, inside a's prefix
+                counts = [before, view.index.count()];
+              }
+              return inner.choose(o);
+            },
+          };
+        },
+      };
+      const meta = new MetaAllocator('IPv4', source, { store, strategy, policy: 'ordered' });
+      armed = true;
+      await meta.allocateNext();
+      expect(counts).toEqual([0, 0]);
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.1.0.0/24']);
+      meta.destroy();
+    },
+  );
 });
