@@ -22,6 +22,10 @@
 //
 // Invariant: `levels` and every bucket are replaced, never changed in place: a look-up that a
 // value found calls back into the owner (which may add or delete values) walks what it began with.
+//
+// The last look-up is remembered until the next add or delete: a MetaAllocator finds the range
+// of an address, then the store's events of that address are routed, by the same table — one
+// look-up for the call (over thousands of ranges, a look-up's Map reads are cache misses).
 import type { Family } from './address.ts';
 import type { Prefix } from './geometry.ts';
 
@@ -54,9 +58,17 @@ const NONE: readonly Held<never>[] = Object.freeze([]);
 export class PrefixTable<T> {
   /** One level per prefix length held, by length (shortest first); a level is dropped when it empties. */
   private levels: readonly Level<T>[] = [];
+  /**
+   * The last look-up (containing): its family (0: none since the last add or delete, which end
+   * it), its address's words, and its answer.
+   */
+  private lastVersion: 0 | Family = 0;
+  private readonly lastWords = new Uint32Array(4);
+  private lastFound: readonly Held<T>[] = NONE;
 
   /** Holds `value` under `p` (several values may share a prefix). Returns what delete() takes back. */
   add(p: Prefix, value: T): Held<T> {
+    this.lastVersion = 0;
     const held: Held<T> = { prefix: p, value };
     let level = this.levelOf(p);
     if (level === undefined) {
@@ -80,6 +92,7 @@ export class PrefixTable<T> {
 
   /** Lets go of what add() returned; false when it is not held (deleted already). */
   delete(held: Held<T>): boolean {
+    this.lastVersion = 0;
     const level = this.levelOf(held.prefix);
     if (level === undefined) return false;
     const path: Node<T>[] = [];
@@ -115,9 +128,24 @@ export class PrefixTable<T> {
    * IPv4 as [0, 0, 0, v4] as parseAddrInto writes it; network and broadcast included:
    * Prefix.contains), shortest prefix first. Read-only: where one prefix length holds the
    * address, its bucket as it is (buckets are replaced, never changed: a look-up on every store
-   * event allocates nothing); else a new array, or a shared empty one.
+   * event allocates nothing); else a new array, or a shared empty one. The same address as the
+   * last look-up, with nothing added or deleted since, is answered what that one found.
    */
   containing(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
+    const last = this.lastWords;
+    if (version === this.lastVersion && w[3] === last[3] && w[2] === last[2] && w[1] === last[1] && w[0] === last[0]) return this.lastFound;
+    const found = this.lookUp(version, w);
+    this.lastVersion = version;
+    last[0] = w[0]!;
+    last[1] = w[1]!;
+    last[2] = w[2]!;
+    last[3] = w[3]!;
+    this.lastFound = found;
+    return found;
+  }
+
+  /** containing() without the memo. */
+  private lookUp(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
     const levels = this.levels;
     let found: readonly Held<T>[] = NONE;
     let merged: Held<T>[] | null = null; // once a second level holds it

@@ -33,7 +33,9 @@ export interface Slot<R> {
  * Its owner subscribes to the cache and hands each event to onAdd, onDelete and onResync.
  *
  * The table is the owner's too: it attaches each range (`R`) to the slot its allocator's
- * subscription made, and looks ranges up by address in it (containing).
+ * subscription made, and looks ranges up by address in it (containing). A look-up by the owner
+ * and the events of that address that follow it (a release and its delete event) are one walk
+ * of the table: it answers the address it last looked up from its memo (PrefixTable.containing).
  *
  * A watcher's replay is the records as the events delivered here left them (`records`), not the
  * cache's list(): the cache may already hold a write whose event has yet to come here (queued

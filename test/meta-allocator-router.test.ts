@@ -310,4 +310,29 @@ describe('the ranges of a MetaAllocator and the routing of its events', () => {
       meta.destroy();
     },
   );
+
+  it.each([true, false])(
+    'over many ranges, an allocateNext and its release look their address up once, and so do an allocate and its release (syncOps %s)',
+    async (syncOps) => {
+      const source = new InMemoryServiceCIDRs();
+      for (let i = 0; i < 8; i++) source.addServiceCIDR(`r${i}`, [`10.0.${i}.0/24`]);
+      const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore({ syncOps }) });
+      // one prefix length held: one level, whose root Map a look-up reads once (held by no public member)
+      const { router } = meta as unknown as { router: { table: { levels: { root: Map<number, unknown> }[] } } };
+      const { root } = router.table.levels[0]!;
+      let lookUps = 0;
+      const get = root.get.bind(root);
+      root.get = (key) => {
+        lookUps++;
+        return get(key);
+      };
+      await meta.release(await meta.allocateNext()); // the add event, the release, the delete event
+      const next = lookUps;
+      await meta.allocate('10.0.5.7'); // the allocate, the add event, the release, the delete event
+      await meta.release('10.0.5.7');
+      expect([next, lookUps - next]).toEqual([1, 1]);
+      expect(meta.used()).toBe(0);
+      meta.destroy();
+    },
+  );
 });

@@ -80,6 +80,43 @@ describe('PrefixTable', () => {
     );
   });
 
+  it.each([4, 6] as const)(
+    'containing() answers an IPv%s address looked up again as the table stands then: what was added or deleted since the last look-up counts',
+    (family) => {
+      // few prefixes and few addresses, so that an address is often looked up twice in a row
+      // with an add or a delete of a prefix containing it between
+      const pool = fc.constantFrom<[number, number, number, number]>(
+        [0x0a000000, 0, 0, 0x0a000001],
+        [0x0a000000, 1, 0, 0x0a000105],
+        [0xfd000000, 0, 7, 0x0a010200],
+      );
+      const prefix = fc.tuple(pool, length(family)).map(([w, bits]) => Prefix.from(family, family === 4 ? [0, 0, 0, w[3]] : w, bits));
+      const step = fc.oneof(fc.record({ add: prefix }), fc.record({ del: fc.nat() }), fc.record({ probe: pool }));
+      fc.assert(
+        fc.property(fc.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
+          const table = new PrefixTable<number>();
+          let held: Held<number>[] = [];
+          for (const [i, s] of steps.entries()) {
+            if ('add' in s) held.push(table.add(s.add, i));
+            else if ('del' in s) {
+              if (held.length === 0) continue;
+              const gone = held[s.del % held.length]!;
+              table.delete(gone);
+              held = held.filter((h) => h !== gone);
+            } else {
+              const w = family === 4 ? [0, 0, 0, s.probe[3]] : s.probe;
+              const want = held.filter((h) => h.prefix.contains(family, w)).map((h) => h.value);
+              for (let twice = 0; twice < 2; twice++) {
+                expect([...table.containing(family, w)].map((h) => h.value).sort((a, b) => a - b)).toEqual(want.sort((a, b) => a - b));
+              }
+            }
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
+
   it('lists the shortest prefix first', () => {
     const table = new PrefixTable<string>();
     for (const cidr of ['10.1.2.0/24', '10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/25']) table.add(Prefix.parse(cidr), cidr);
