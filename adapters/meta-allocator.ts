@@ -82,7 +82,6 @@ import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
-import type { Held } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import type { AllocationStrategy } from './strategy.ts';
 import { guardedStrategy } from './guarded-strategy.ts';
@@ -210,7 +209,7 @@ interface RangeEntry {
   /** Its index in `order` while it is there (`order[pos] === e`), set as `order` is replaced. */
   pos: number;
   /** Its slot in the router's table, where look-ups by address find it (null once out of it). */
-  route: Held<Slot<RangeEntry>> | null;
+  route: Slot<RangeEntry> | null;
   /**
    * The allocator's size as a number when that is exact (at most 2^53), else -1: the 'weighted'
    * policy weighs a range by size − used() in numbers then, as Number(free()) would, without a
@@ -932,7 +931,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     let best: RangeEntry | null = null;
     let bestSteps = n;
     for (let i = 0; i < found.length; i++) {
-      const e = found[i]!.value.range;
+      const e = found[i]!.range;
       // null: being built (its allocator subscribed, not attached yet); else made, not yet placed
       // in `order` by the change making it
       if (e === null || list[e.pos] !== e) continue;

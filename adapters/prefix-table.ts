@@ -1,4 +1,4 @@
-// PrefixTable: values held by prefix (one family), found by an address in a time that depends on
+// PrefixTable: entries held by their prefix (one family), found by an address in a time that depends on
 // the number of distinct prefix lengths held — at most 33 for IPv4, 129 for IPv6 — not on the
 // number of prefixes.
 //
@@ -18,10 +18,10 @@
 // every prefix sharing the key). A level holds one family's prefixes of one length, so a key
 // found is the containment itself: a look-up reads no prefix (over thousands of ranges, each
 // prefix read is a cache miss). Prefixes nest or are disjoint, so the prefixes containing an
-// address are one per level at most (two values of one prefix excepted).
+// address are one per level at most (two entries of one prefix excepted).
 //
-// Invariant: `levels` and every bucket are replaced, never changed in place: a look-up that a
-// value found calls back into the owner (which may add or delete values) walks what it began with.
+// Invariant: `levels` and every bucket are replaced, never changed in place: a look-up that an
+// entry found calls back into the owner (which may add or delete entries) walks what it began with.
 //
 // The last look-up is remembered until the next add or delete: a MetaAllocator finds the range
 // of an address, then the store's events of that address are routed, by the same table — one
@@ -29,19 +29,22 @@
 import type { Family } from './address.ts';
 import type { Prefix } from './geometry.ts';
 
-/** A value and the prefix it was added under. @internal */
-export interface Held<T> {
+/**
+ * What a PrefixTable holds: an object held under its own `prefix` (a range's slot, say), and found
+ * as it is: no wrapper between a bucket and what its owner reads (over thousands of ranges, each
+ * object read on the way is a cache miss). @internal
+ */
+export interface Prefixed {
   readonly prefix: Prefix;
-  readonly value: T;
 }
 
 /**
- * masked word → the next word's Map, and after the last word the values of the prefix with that
+ * masked word → the next word's Map, and after the last word the entries of the prefix with that
  * network (a bucket, replaced on change).
  */
-type Node<T> = Map<number, Node<T> | readonly Held<T>[]>;
+type Node<E> = Map<number, Node<E> | readonly E[]>;
 
-interface Level<T> {
+interface Level<E> {
   readonly version: Family;
   readonly length: number;
   /** The mask of this length, as four u32 words (IPv4: word 3 only). */
@@ -49,27 +52,27 @@ interface Level<T> {
   /** The words the mask covers, [from, to): the keys on the way to a bucket. */
   readonly from: number;
   readonly to: number;
-  readonly root: Node<T>;
+  readonly root: Node<E>;
 }
 
-const NONE: readonly Held<never>[] = Object.freeze([]);
+const NONE: readonly never[] = Object.freeze([]);
 
 /** @internal */
-export class PrefixTable<T> {
+export class PrefixTable<E extends Prefixed> {
   /** One level per prefix length held, by length (shortest first); a level is dropped when it empties. */
-  private levels: readonly Level<T>[] = [];
+  private levels: readonly Level<E>[] = [];
   /**
    * The last look-up (containing): its family (0: none since the last add or delete, which end
    * it), its address's words, and its answer.
    */
   private lastVersion: 0 | Family = 0;
   private readonly lastWords = new Uint32Array(4);
-  private lastFound: readonly Held<T>[] = NONE;
+  private lastFound: readonly E[] = NONE;
 
-  /** Holds `value` under `p` (several values may share a prefix). Returns what delete() takes back. */
-  add(p: Prefix, value: T): Held<T> {
+  /** Holds `entry` under its prefix (several entries may share a prefix); hold an entry once at most. */
+  add(entry: E): void {
     this.lastVersion = 0;
-    const held: Held<T> = { prefix: p, value };
+    const p = entry.prefix;
     let level = this.levelOf(p);
     if (level === undefined) {
       const from = p.version === 4 ? 3 : 0;
@@ -81,35 +84,35 @@ export class PrefixTable<T> {
     let node = level.root;
     for (let k = level.from; k < level.to - 1; k++) {
       const key = keyAt(p.network, level.mask, k);
-      let next = node.get(key) as Node<T> | undefined;
+      let next = node.get(key) as Node<E> | undefined;
       if (next === undefined) node.set(key, (next = new Map()));
       node = next;
     }
     const key = keyAt(p.network, level.mask, level.to - 1);
-    node.set(key, [...((node.get(key) as readonly Held<T>[] | undefined) ?? NONE), held]);
-    return held;
+    node.set(key, [...((node.get(key) as readonly E[] | undefined) ?? NONE), entry]);
   }
 
-  /** Lets go of what add() returned; false when it is not held (deleted already). */
-  delete(held: Held<T>): boolean {
+  /** Lets go of `entry`; false when it is not held (deleted already, or never added). */
+  delete(entry: E): boolean {
     this.lastVersion = 0;
-    const level = this.levelOf(held.prefix);
+    const p = entry.prefix;
+    const level = this.levelOf(p);
     if (level === undefined) return false;
-    const path: Node<T>[] = [];
+    const path: Node<E>[] = [];
     let node = level.root;
     for (let k = level.from; k < level.to - 1; k++) {
       path.push(node);
-      const next = node.get(keyAt(held.prefix.network, level.mask, k)) as Node<T> | undefined;
+      const next = node.get(keyAt(p.network, level.mask, k)) as Node<E> | undefined;
       if (next === undefined) return false;
       node = next;
     }
-    const key = keyAt(held.prefix.network, level.mask, level.to - 1);
-    const bucket = node.get(key) as readonly Held<T>[] | undefined;
-    if (bucket === undefined || !bucket.includes(held)) return false;
+    const key = keyAt(p.network, level.mask, level.to - 1);
+    const bucket = node.get(key) as readonly E[] | undefined;
+    if (bucket === undefined || !bucket.includes(entry)) return false;
     if (bucket.length > 1) {
       node.set(
         key,
-        bucket.filter((h) => h !== held),
+        bucket.filter((h) => h !== entry),
       );
       return true;
     }
@@ -117,21 +120,21 @@ export class PrefixTable<T> {
     // the Maps left empty go too, from the bucket's up
     for (let k = level.to - 2; k >= level.from && node.size === 0; k--) {
       node = path.pop()!;
-      node.delete(keyAt(held.prefix.network, level.mask, k));
+      node.delete(keyAt(p.network, level.mask, k));
     }
     if (level.root.size === 0) this.levels = this.levels.filter((l) => l !== level);
     return true;
   }
 
   /**
-   * What is held under the prefixes of `version` that contain the address `w` (four u32 words,
+   * The entries held under the prefixes of `version` that contain the address `w` (four u32 words,
    * IPv4 as [0, 0, 0, v4] as parseAddrInto writes it; network and broadcast included:
    * Prefix.contains), shortest prefix first. Read-only: where one prefix length holds the
    * address, its bucket as it is (buckets are replaced, never changed: a look-up on every store
    * event allocates nothing); else a new array, or a shared empty one. The same address as the
    * last look-up, with nothing added or deleted since, is answered what that one found.
    */
-  containing(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
+  containing(version: Family, w: ArrayLike<number>): readonly E[] {
     const last = this.lastWords;
     if (version === this.lastVersion && w[3] === last[3] && w[2] === last[2] && w[1] === last[1] && w[0] === last[0]) return this.lastFound;
     const found = this.lookUp(version, w);
@@ -145,19 +148,19 @@ export class PrefixTable<T> {
   }
 
   /** containing() without the memo. */
-  private lookUp(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
+  private lookUp(version: Family, w: ArrayLike<number>): readonly E[] {
     const levels = this.levels;
-    let found: readonly Held<T>[] = NONE;
-    let merged: Held<T>[] | null = null; // once a second level holds it
+    let found: readonly E[] = NONE;
+    let merged: E[] | null = null; // once a second level holds it
     for (let i = 0; i < levels.length; i++) {
       const level = levels[i]!;
       if (level.version !== version) continue;
       const m = level.mask;
-      let node: Node<T> | readonly Held<T>[] | undefined = level.root;
-      for (let k = level.from; k < level.to && node !== undefined; k++) node = (node as Node<T>).get((w[k]! & m[k]!) | 0);
+      let node: Node<E> | readonly E[] | undefined = level.root;
+      for (let k = level.from; k < level.to && node !== undefined; k++) node = (node as Node<E>).get((w[k]! & m[k]!) | 0);
       if (node === undefined) continue;
       // every prefix of the bucket has the masked words of `w` as its network: each contains it
-      const bucket = node as readonly Held<T>[];
+      const bucket = node as readonly E[];
       if (found.length === 0) {
         found = bucket;
         continue;
@@ -170,17 +173,17 @@ export class PrefixTable<T> {
   }
 
   /** The level of `p`'s family and length (undefined: none holds such a prefix). */
-  private levelOf(p: Prefix): Level<T> | undefined {
+  private levelOf(p: Prefix): Level<E> | undefined {
     return this.levels.find((l) => l.length === p.length && l.version === p.version);
   }
 
   /** Everything held, in no particular order (a new array). */
-  all(): Held<T>[] {
-    const out: Held<T>[] = [];
-    const walk = (node: Node<T>, depth: number) => {
+  all(): E[] {
+    const out: E[] = [];
+    const walk = (node: Node<E>, depth: number) => {
       for (const child of node.values()) {
-        if (depth === 1) out.push(...(child as readonly Held<T>[]));
-        else walk(child as Node<T>, depth - 1);
+        if (depth === 1) out.push(...(child as readonly E[]));
+        else walk(child as Node<E>, depth - 1);
       }
     };
     for (const level of this.levels) walk(level.root, level.to - level.from);

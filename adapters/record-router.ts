@@ -4,21 +4,22 @@
 import type { Family } from './address.ts';
 import { cmp4, type Prefix } from './geometry.ts';
 import { NameTable } from './name-table.ts';
-import { type Held, PrefixTable } from './prefix-table.ts';
+import { PrefixTable } from './prefix-table.ts';
 import { quoteInput } from './quote.ts';
 import { parseRecordName } from './records.ts';
 import type { IPAddressRecord, StoreWatcher } from './store.ts';
 import type { RecordFeed } from './taken-addresses.ts';
 
 /**
- * One range in the router's table: the watcher of its TakenAddresses, what that subscription gave
- * as `writing`, and the range its owner attached to it (attach; null while the range is being
- * built). The owner finds its ranges by address in the same table (containing), so a range is
- * routed events exactly while its owner can find it: a range the owner drops (drop) hears nothing
- * more, even while its allocator waits to be destroyed.
+ * One range in the router's table, held under its prefix: the watcher of its TakenAddresses, what
+ * that subscription gave as `writing`, and the range its owner attached to it (attach; null while
+ * the range is being built). The owner finds its ranges by address in the same table
+ * (containing), so a range is routed events exactly while its owner can find it: a range the
+ * owner drops (drop) hears nothing more, even while its allocator waits to be destroyed.
  * @internal
  */
 export interface Slot<R> {
+  readonly prefix: Prefix;
   readonly watcher: StoreWatcher;
   readonly writing: (() => string | null) | undefined;
   range: R | null;
@@ -82,7 +83,7 @@ export class RecordRouter<R = unknown> implements RecordFeed {
    * While exactly one subscription is held (else null): it, as a bucket of the table, and its
    * `writing`, which route() asks.
    */
-  private only: readonly Held<Slot<R>>[] | null = null;
+  private only: readonly Slot<R>[] | null = null;
   private onlyWriting: (() => string | null) | undefined = undefined;
 
   constructor(private readonly fam: Family) {}
@@ -94,7 +95,8 @@ export class RecordRouter<R = unknown> implements RecordFeed {
    * `writing` (RecordFeed): the record name of the watcher's own synchronous store call running.
    */
   subscribe(prefix: Prefix, watcher: StoreWatcher, writing?: () => string | null): () => void {
-    const held = this.table.add(prefix, { watcher, writing, range: null });
+    const slot: Slot<R> = { prefix, watcher, writing, range: null };
+    this.table.add(slot);
     this.subscriptions++;
     this.changedSubscriptions();
     try {
@@ -102,10 +104,10 @@ export class RecordRouter<R = unknown> implements RecordFeed {
       // `records` and reaches this watcher through the table
       for (const r of this.inPrefix(prefix)) watcher.onAdd(r);
     } catch (e) {
-      this.drop(held);
+      this.drop(slot);
       throw e;
     }
-    return () => this.drop(held);
+    return () => this.drop(slot);
   }
 
   /**
@@ -114,12 +116,12 @@ export class RecordRouter<R = unknown> implements RecordFeed {
    * drop() takes back. Throws when no such subscription is held (its allocator subscribes as it
    * is built: the owner attaches a range it has just built).
    */
-  attach(prefix: Prefix, range: R): Held<Slot<R>> {
+  attach(prefix: Prefix, range: R): Slot<R> {
     // the slots containing its network hold its own
-    for (const held of this.table.containing(prefix.version, prefix.network)) {
-      if (held.prefix !== prefix || held.value.range !== null) continue;
-      held.value.range = range;
-      return held;
+    for (const slot of this.table.containing(prefix.version, prefix.network)) {
+      if (slot.prefix !== prefix || slot.range !== null) continue;
+      slot.range = range;
+      return slot;
     }
     throw new Error(`RecordRouter: no subscription of the range ${prefix.cidr} to attach it to`);
   }
@@ -129,7 +131,7 @@ export class RecordRouter<R = unknown> implements RecordFeed {
    * them; network and broadcast included), shortest prefix first: PrefixTable.containing.
    * Read-only.
    */
-  containing(w: ArrayLike<number>): readonly Held<Slot<R>>[] {
+  containing(w: ArrayLike<number>): readonly Slot<R>[] {
     return this.table.containing(this.fam, w);
   }
 
@@ -137,8 +139,8 @@ export class RecordRouter<R = unknown> implements RecordFeed {
    * Lets go of a slot (what subscribe made, attach returned): its watcher hears no event from
    * now on, and containing() no longer finds its range. A slot let go already: nothing.
    */
-  drop(held: Held<Slot<R>>): void {
-    if (!this.table.delete(held)) return;
+  drop(slot: Slot<R>): void {
+    if (!this.table.delete(slot)) return;
     this.subscriptions--;
     this.changedSubscriptions();
   }
@@ -147,7 +149,7 @@ export class RecordRouter<R = unknown> implements RecordFeed {
   private changedSubscriptions(): void {
     const one = this.subscriptions === 1;
     this.only = one ? this.table.all() : null;
-    this.onlyWriting = one ? this.only![0]!.value.writing : undefined;
+    this.onlyWriting = one ? this.only![0]!.writing : undefined;
   }
 
   /** The records inside `prefix` (network and broadcast included), as `records` holds them now. */
@@ -191,7 +193,7 @@ export class RecordRouter<R = unknown> implements RecordFeed {
     let failures: Failure[] | null = null;
     for (let i = 0; i < to.length; i++) {
       try {
-        to[i]!.value.watcher.onAdd(r, previous);
+        to[i]!.watcher.onAdd(r, previous);
       } catch (error) {
         (failures ??= []).push({ prefix: to[i]!.prefix, error }); // the others hear of it all the same, as they would from the cache
       }
@@ -208,7 +210,7 @@ export class RecordRouter<R = unknown> implements RecordFeed {
     let failures: Failure[] | null = null;
     for (let i = 0; i < to.length; i++) {
       try {
-        to[i]!.value.watcher.onDelete(r);
+        to[i]!.watcher.onDelete(r);
       } catch (error) {
         (failures ??= []).push({ prefix: to[i]!.prefix, error });
       }
@@ -220,11 +222,11 @@ export class RecordRouter<R = unknown> implements RecordFeed {
   onResync(): void {
     if (this.closed) return;
     let failures: Failure[] | null = null;
-    for (const held of this.table.all()) {
+    for (const slot of this.table.all()) {
       try {
-        held.value.watcher.onResync?.();
+        slot.watcher.onResync?.();
       } catch (error) {
-        (failures ??= []).push({ prefix: held.prefix, error });
+        (failures ??= []).push({ prefix: slot.prefix, error });
       }
     }
     if (failures !== null) throw oneError(failures, 'a re-list');
@@ -237,7 +239,7 @@ export class RecordRouter<R = unknown> implements RecordFeed {
   }
 
   /** The watchers whose prefix contains the address `name`; null when it is no address of this family. */
-  private route(name: string): readonly Held<Slot<R>>[] | null {
+  private route(name: string): readonly Slot<R>[] | null {
     // The only subscriber's own write, in its synchronous store call: an address inside its
     // prefix, and no other prefix is held, so the name need not be parsed and looked up — a
     // MetaAllocator over one range, both events of each allocation and release.

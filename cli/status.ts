@@ -27,6 +27,7 @@
 // as decimal strings in JSON.
 import { type Family, formatAddr } from '../adapters/address.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
+import type { Prefix } from '../adapters/geometry.ts';
 import { PrefixTable } from '../adapters/prefix-table.ts';
 import { hasAllocatorLabels, parseRecordName } from '../adapters/records.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
@@ -140,6 +141,8 @@ interface RangeCounts {
 
 /** A range with a prefix, served or not, as the look-up table holds it. */
 interface HeldRange {
+  /** The range's prefix, which the table holds it under. */
+  readonly prefix: Prefix;
   readonly range: ServiceRange;
   /** Its place in the listing (ServiceCIDRs, then spec.cidrs): the first range holding an unserved address names it. */
   readonly order: number;
@@ -167,7 +170,7 @@ export function summarize(
   let order = 0;
   ranges.forEach((rs, i) =>
     rs.forEach((range, j) => {
-      if (range.prefix !== undefined) table.add(range.prefix, { range, order, counts: counts[i]![j] });
+      if (range.prefix !== undefined) table.add({ prefix: range.prefix, range, order, counts: counts[i]![j] });
       order++;
     }),
   );
@@ -192,7 +195,7 @@ export function summarize(
     // served whose [first, last] holds it (as `check` reads it, through the same holds)
     let served = false;
     let unservedIn: HeldRange | undefined;
-    for (const { value: held } of table.containing(version, addr.words)) {
+    for (const held of table.containing(version, addr.words)) {
       const c = held.counts;
       if (c !== undefined && labelled) c.allocated++; // the prefix contains it
       if (allocated === 0) continue;

@@ -2,7 +2,20 @@ import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import type { Family } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
-import { type Held, PrefixTable } from '../adapters/prefix-table.ts';
+import { PrefixTable } from '../adapters/prefix-table.ts';
+
+/** An entry of the tests' tables: a number held under a prefix. */
+interface Held<T> {
+  readonly prefix: Prefix;
+  readonly value: T;
+}
+
+/** Holds `value` under `prefix` in `table`; returns the entry. */
+function hold<T>(table: PrefixTable<Held<T>>, prefix: Prefix, value: T): Held<T> {
+  const held = { prefix, value };
+  table.add(held);
+  return held;
+}
 
 /** Addresses near a few bases, so that the prefixes drawn nest and overlap often. */
 const word = fc.oneof(fc.constantFrom(0, 1, 0x0a000000, 0x0a010200, 0xfd000000, 0xffffffff), fc.nat({ max: 0xffffffff }));
@@ -27,8 +40,8 @@ describe('PrefixTable', () => {
           fc.array(fc.nat(), { maxLength: 20 }),
           fc.array(address, { minLength: 1, maxLength: 20 }),
           (prefixes, deletions, probes) => {
-            const table = new PrefixTable<number>();
-            let held: Held<number>[] = prefixes.map((p, i) => table.add(p, i));
+            const table = new PrefixTable<Held<number>>();
+            let held: Held<number>[] = prefixes.map((p, i) => hold(table, p, i));
             for (const d of deletions) {
               if (held.length === 0) break;
               const gone = held[d % held.length]!;
@@ -63,8 +76,8 @@ describe('PrefixTable', () => {
         fc.array(fc.oneof(prefixOf(4), prefixOf(6)), { minLength: 1, maxLength: 40 }),
         fc.array(address, { minLength: 1, maxLength: 20 }),
         (prefixes, probes) => {
-          const table = new PrefixTable<number>();
-          const held = prefixes.map((p, i) => table.add(p, i));
+          const table = new PrefixTable<Held<number>>();
+          const held = prefixes.map((p, i) => hold(table, p, i));
           const candidates = [...probes, ...held.map((h) => [...h.prefix.network]), ...held.map((h) => [...h.prefix.broadcast])];
           for (const c of candidates) {
             for (const family of [4, 6] as const) {
@@ -94,10 +107,10 @@ describe('PrefixTable', () => {
       const step = fc.oneof(fc.record({ add: prefix }), fc.record({ del: fc.nat() }), fc.record({ probe: pool }));
       fc.assert(
         fc.property(fc.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
-          const table = new PrefixTable<number>();
+          const table = new PrefixTable<Held<number>>();
           let held: Held<number>[] = [];
           for (const [i, s] of steps.entries()) {
-            if ('add' in s) held.push(table.add(s.add, i));
+            if ('add' in s) held.push(hold(table, s.add, i));
             else if ('del' in s) {
               if (held.length === 0) continue;
               const gone = held[s.del % held.length]!;
@@ -118,8 +131,8 @@ describe('PrefixTable', () => {
   );
 
   it('lists the shortest prefix first', () => {
-    const table = new PrefixTable<string>();
-    for (const cidr of ['10.1.2.0/24', '10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/25']) table.add(Prefix.parse(cidr), cidr);
+    const table = new PrefixTable<Held<string>>();
+    for (const cidr of ['10.1.2.0/24', '10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/25']) hold(table, Prefix.parse(cidr), cidr);
     expect(table.containing(4, [0, 0, 0, 0x0a010205]).map((h) => h.value)).toEqual([
       '10.0.0.0/8',
       '10.1.0.0/16',
@@ -129,15 +142,15 @@ describe('PrefixTable', () => {
   });
 
   it('an answer stays as it was when the table changes afterwards (an event delivered while a look-up is walked)', () => {
-    const table = new PrefixTable<string>();
-    const a = table.add(Prefix.parse('10.1.0.0/16'), 'a');
+    const table = new PrefixTable<Held<string>>();
+    const a = hold(table, Prefix.parse('10.1.0.0/16'), 'a');
     const w = [0, 0, 0, 0x0a010205];
     const one = table.containing(4, w); // one level holds it
-    table.add(Prefix.parse('10.1.0.0/16'), 'b'); // the same prefix: its bucket
-    table.add(Prefix.parse('10.1.2.0/24'), 'c');
+    hold(table, Prefix.parse('10.1.0.0/16'), 'b'); // the same prefix: its bucket
+    hold(table, Prefix.parse('10.1.2.0/24'), 'c');
     const three = table.containing(4, w); // two levels
     table.delete(a);
-    table.add(Prefix.parse('10.0.0.0/8'), 'd');
+    hold(table, Prefix.parse('10.0.0.0/8'), 'd');
     expect([one.map((h) => h.value), three.map((h) => h.value)]).toEqual([['a'], ['a', 'b', 'c']]);
     expect(table.containing(4, w).map((h) => h.value)).toEqual(['d', 'b', 'c']);
   });
@@ -152,13 +165,13 @@ describe('PrefixTable keys', () => {
     let inverse = C0; // Newton's iteration for the inverse of an odd number mod 2^32
     for (let i = 0; i < 5; i++) inverse = Math.imul(inverse, 2 - Math.imul(C0, inverse));
     const K = 0x12345678;
-    const table = new PrefixTable<number>();
+    const table = new PrefixTable<Held<number>>();
     const prefixes: Prefix[] = [];
     for (let a1 = 0; a1 < 64; a1++) {
       const a0 = Math.imul(K ^ Math.imul(a1, C1), inverse) >>> 0;
       const p = Prefix.from(6, [a0, a1, 0, 0], 64);
       prefixes.push(p);
-      table.add(p, a1);
+      hold(table, p, a1);
     }
     const contains = vi.spyOn(Prefix.prototype, 'contains');
     try {
