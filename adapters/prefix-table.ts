@@ -65,13 +65,13 @@ export class PrefixTable<E extends Prefixed> {
    * The last look-up (containing): its family (0: none since the last add or delete, which end
    * it), its address's words, and its answer.
    */
-  private lastVersion: 0 | Family = 0;
+  private lastFamily: 0 | Family = 0;
   private readonly lastWords = new Uint32Array(4);
   private lastFound: readonly E[] = NONE;
 
   /** Holds `entry` under its prefix (several entries may share a prefix); hold an entry once at most. */
   add(entry: E): void {
-    this.lastVersion = 0;
+    this.lastFamily = 0;
     const p = entry.prefix;
     let level = this.levelOf(p);
     if (level === undefined) {
@@ -94,7 +94,7 @@ export class PrefixTable<E extends Prefixed> {
 
   /** Lets go of `entry`; false when it is not held (deleted already, or never added). */
   delete(entry: E): boolean {
-    this.lastVersion = 0;
+    this.lastFamily = 0;
     const p = entry.prefix;
     const level = this.levelOf(p);
     if (level === undefined) return false;
@@ -136,9 +136,9 @@ export class PrefixTable<E extends Prefixed> {
    */
   containing(version: Family, w: ArrayLike<number>): readonly E[] {
     const last = this.lastWords;
-    if (version === this.lastVersion && w[3] === last[3] && w[2] === last[2] && w[1] === last[1] && w[0] === last[0]) return this.lastFound;
+    if (version === this.lastFamily && w[3] === last[3] && w[2] === last[2] && w[1] === last[1] && w[0] === last[0]) return this.lastFound;
     const found = this.lookUp(version, w);
-    this.lastVersion = version;
+    this.lastFamily = version;
     last[0] = w[0]!;
     last[1] = w[1]!;
     last[2] = w[2]!;
