@@ -424,8 +424,9 @@ export class ErrDestroyed extends IPAllocatorError {
   /** What was destroyed, e.g. `Allocator 10.96.0.0/12`. */
   readonly target: string;
   /**
-   * `state`: how it was ended, after its name: `has been destroyed` (the default), or `is being
-   * destroyed (…)` for an allocator whose owner ends its searches before destroying it.
+   * `state`: how it was ended, after its name: `has been destroyed` (the default), `has been
+   * closed` for a MemoryStore after close(), or `is being destroyed (…)` for an allocator whose
+   * owner ends its searches before destroying it.
    */
   constructor(target: string, state?: string) {
     super(`${target} ${state ?? 'has been destroyed'}`, false);

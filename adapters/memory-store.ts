@@ -429,8 +429,9 @@ export class MemoryCache implements StoreCache {
 /** How a message names the cache when one of its methods is called without it (unboundCall). */
 const CACHE = 'MemoryStore.cache';
 
+/** What every method answers after close(): the store was closed, so the message says so (not "destroyed"). */
 function destroyed(): ErrDestroyed {
-  return new ErrDestroyed('MemoryStore');
+  return new ErrDestroyed('MemoryStore', 'has been closed');
 }
 
 /**

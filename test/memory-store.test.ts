@@ -691,7 +691,7 @@ describe('MemoryStore: a watcher that throws fails neither the write nor the oth
 });
 
 describe('MemoryStore.close()', () => {
-  it('afterwards every method throws or rejects with ErrDestroyed; close is idempotent; watchers hear nothing', async () => {
+  it('afterwards every method throws or rejects with ErrDestroyed saying the store is closed; close is idempotent; watchers hear nothing', async () => {
     const s = new MemoryStore();
     s.createSync(rec('10.0.0.1'));
     const w = recorder();
@@ -721,9 +721,10 @@ describe('MemoryStore.close()', () => {
         thrown = e;
       }
       expect(thrown, name).toBeInstanceOf(ErrDestroyed);
-      expect((thrown as ErrDestroyed).message, name).toBe('MemoryStore has been destroyed');
+      expect((thrown as ErrDestroyed).message, name).toBe('MemoryStore has been closed'); // the word of the call made
+      expect((thrown as ErrDestroyed).target, name).toBe('MemoryStore');
     }
-    await expect(s.create(rec('10.0.0.2'))).rejects.toBeInstanceOf(ErrDestroyed);
+    await expect(s.create(rec('10.0.0.2'))).rejects.toThrow(new ErrDestroyed('MemoryStore', 'has been closed'));
     await expect(s.delete('10.0.0.1')).rejects.toBeInstanceOf(ErrDestroyed);
     await expect(s.get('10.0.0.1')).rejects.toBeInstanceOf(ErrDestroyed);
     expect(() => off()).not.toThrow(); // unsubscribing after close is harmless
