@@ -51,6 +51,17 @@ import {
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * The first own field of a MemoryStore and of its cache (`thread`). structuredClone, which
+ * postMessage applies to its message, copies an object's fields in order and cannot copy a
+ * symbol: so sending a store, its cache or an allocator on it to a worker fails at once, with a
+ * DataCloneError that says why (`Symbol(MemoryStore: …) could not be cloned.`), rather than
+ * after copying every record, naming the first function it met (the default onWatcherError).
+ */
+const SAME_THREAD: unique symbol = Symbol(
+  'MemoryStore: a store, its cache and the allocators on it live in the thread that made them and cannot be sent to another thread',
+);
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 // A record written is read once, field by field, and its labels and parentRef copied as frozen
@@ -242,6 +253,9 @@ interface PendingEvent {
  * which can lag), not part of the package.
  */
 export class MemoryCache implements StoreCache {
+  /** Makes postMessage refuse the cache, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly thread = SAME_THREAD;
   /**
    * name → record: the table the cache was made with. The store passes its authority, so the
    * table already holds a write when added/deleted tells the watchers of it.
@@ -262,12 +276,12 @@ export class MemoryCache implements StoreCache {
    */
   private readonly state: { subs: Subscription[]; delivering: boolean; closed: boolean } = { subs: [], delivering: false, closed: false };
   private readonly queue: PendingEvent[] = [];
+  /** Told of a watcher that throws (a declared field, not a parameter property: those come before `thread`). */
+  private readonly onWatcherError: WatcherErrorHandler;
 
-  constructor(
-    records: NameTable,
-    private readonly onWatcherError: WatcherErrorHandler,
-  ) {
+  constructor(records: NameTable, onWatcherError: WatcherErrorHandler) {
     this.records = records;
+    this.onWatcherError = onWatcherError;
   }
 
   get(name: string): IPAddressRecord | undefined {
@@ -441,6 +455,9 @@ function destroyed(): ErrDestroyed {
  * cluster.
  */
 export class MemoryStore implements Store, SyncStoreOps {
+  /** Makes postMessage refuse the store, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly thread = SAME_THREAD;
   /** The records (the compare-and-set table). @internal (as NameTable) */
   protected readonly authority: NameTable = new NameTable();
   /** The cache view (over `authority`), and the delivery of events to watchers. @internal (as MemoryCache) */

@@ -755,6 +755,58 @@ describe('MemoryStore.close()', () => {
   });
 });
 
+describe('MemoryStore cannot be sent to another thread', () => {
+  // structuredClone is what postMessage does to its message (worker_threads, MessagePort, Deno's Worker)
+  const sends: [string, (value: unknown) => void][] = [
+    ['structuredClone', (value) => structuredClone(value)],
+    [
+      'MessagePort.postMessage',
+      (value) => {
+        const { port1, port2 } = new MessageChannel();
+        try {
+          port1.postMessage({ value });
+        } finally {
+          port1.close();
+          port2.close();
+        }
+      },
+    ],
+  ];
+
+  for (const [how, send] of sends) {
+    it(`${how} of a store, its cache or an Allocator on it throws a DataCloneError naming MemoryStore, not an internal function; the store is unchanged`, async () => {
+      const s = new MemoryStore();
+      const a = new Allocator('10.0.0.0/29', { store: s });
+      const w = recorder();
+      s.cache.subscribe(w);
+      await a.allocate('10.0.0.1');
+      for (const [what, value] of [
+        ['store', s],
+        ['store.cache', s.cache],
+        ['allocator', a],
+      ] as const) {
+        let thrown: unknown;
+        try {
+          send(value);
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown, what).toBeInstanceOf(Error);
+        expect((thrown as Error).name, what).toBe('DataCloneError');
+        expect((thrown as Error).message, what).toMatch(
+          /^Symbol\(MemoryStore: .*cannot be sent to another thread.*\) could not be cloned\.$/,
+        );
+        expect((thrown as Error).message, what).not.toContain('rethrowLater');
+      }
+      expect(s.records().map((r) => r.name)).toEqual(['10.0.0.1']);
+      await a.allocate('10.0.0.2');
+      expect(w.events).toEqual(['+10.0.0.1', '+10.0.0.2']);
+      a.destroy();
+      s.close();
+    });
+  }
+});
+
 describe('MemoryStore name table (open addressing)', () => {
   it('grows at half full and shrinks below an eighth, and every record stays findable', () => {
     const s = new MemoryStore();
