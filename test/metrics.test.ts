@@ -7,7 +7,7 @@
 // "Metrics"), the registration rules, how prom-client is found, and the gauges leaving the
 // registry with their range (destroyed, removed from a MetaAllocator, moved to another registry).
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { Counter, Registry, register as defaultRegistry } from 'prom-client';
+import { Counter, Histogram, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
@@ -49,6 +49,14 @@ async function value(reg: Registry, name: string, labels: Record<string, string>
     if (Object.entries(labels).every(([k, x]) => l[k] === x)) sum += v.value;
   }
   return sum;
+}
+
+/** The count of allocation_duration_seconds{cidr} in `reg`: the observations a read sees. */
+async function histogramCount(reg: Registry, cidr: string): Promise<number> {
+  const m = reg.getSingleMetric(METRIC_DURATION);
+  const values = m === undefined ? [] : (await m.get()).values;
+  const count = values.find((v) => (v as { metricName?: string }).metricName === `${METRIC_DURATION}_count` && v.labels.cidr === cidr);
+  return count?.value ?? 0;
 }
 
 /** The cidr labels of the series of metric `name` in `reg`, sorted. */
@@ -728,9 +736,11 @@ describe('counters and gauges made here are written when they are read', () => {
     const a = await allocatedTwice(registry);
     registry.resetMetrics();
     expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.1.0.0/29' })).toBe(0);
+    expect(await histogramCount(registry, '10.1.0.0/29')).toBe(0);
     expect(await gaugeCidrs(registry)).toEqual([]);
     await a.allocateNext();
     expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.1.0.0/29' })).toBe(1);
+    expect(await histogramCount(registry, '10.1.0.0/29')).toBe(1);
     expect(await value(registry, METRIC_ALLOCATED_IPS, { cidr: '10.1.0.0/29' })).toBe(a.used());
     a.destroy();
   });
@@ -741,6 +751,38 @@ describe('counters and gauges made here are written when they are read', () => {
     a.destroy();
     expect(await gaugeCidrs(registry)).toEqual([]);
     expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.1.0.0/29' })).toBe(2);
+  });
+
+  it('the histogram made here is written when it is read: an allocation makes no prom-client call', async () => {
+    const registry = new Registry();
+    const { duration } = registerMetrics(registry);
+    const calls: string[] = [];
+    for (const method of ['observe', 'labels', 'zero'] as const) {
+      const original = duration[method].bind(duration) as (...args: unknown[]) => unknown;
+      duration[method] = ((...args: unknown[]) => {
+        calls.push(method);
+        return original(...args);
+      }) as never;
+    }
+    const a = await allocatedTwice(registry);
+    expect(calls).toEqual([]);
+    expect(await histogramCount(registry, '10.1.0.0/29')).toBe(2);
+    a.destroy();
+  });
+
+  it('a histogram registered by the app before is observed at once, as it is called', async () => {
+    const registry = new Registry();
+    const theirs = new Histogram({ name: METRIC_DURATION, help: "the app's own", labelNames: ['cidr'], registers: [registry] });
+    const calls: unknown[] = [];
+    const observe = theirs.observe.bind(theirs);
+    theirs.observe = ((labels: unknown, v: number) => {
+      calls.push(labels);
+      observe(labels as never, v);
+    }) as typeof theirs.observe;
+    const a = await allocatedTwice(registry);
+    expect(calls).toEqual([{ cidr: '10.1.0.0/29' }, { cidr: '10.1.0.0/29' }]);
+    expect(await histogramCount(registry, '10.1.0.0/29')).toBe(2);
+    a.destroy();
   });
 
   it('a counter registered by the app before is counted at once, as it is called', async () => {
@@ -779,6 +821,29 @@ describe('counters and gauges made here, written to by the app itself', () => {
     await a.allocateNext(); // the next event sets the gauges and counts again, as before
     expect(await value(registry, METRIC_ALLOCATED_IPS, { cidr: CIDR })).toBe(2);
     expect(await value(registry, METRIC_ALLOCATIONS, { cidr: CIDR })).toBe(1);
+    a.destroy();
+  });
+
+  it('a histogram series the app removes or zeroes reads as it left it; what the app observes adds to what is kept', async () => {
+    const registry = new Registry();
+    const a = new Allocator(CIDR, { store: new MemoryStore(), metrics: registry, random: seededRandom(5) });
+    await a.allocateNext();
+    const { duration } = registerMetrics(registry);
+    duration.remove(CIDR);
+    expect(await histogramCount(registry, CIDR)).toBe(0);
+    expect((await duration.get()).values).toEqual([]);
+    await a.allocateNext();
+    duration.observe({ cidr: CIDR }, 20);
+    duration.labels(CIDR).observe(30);
+    await a.allocateNext();
+    const h = await duration.get();
+    const bucket = (le: number | string) =>
+      h.values.find((v) => v.metricName === `${METRIC_DURATION}_bucket` && (v.labels as { le?: unknown }).le === le)?.value;
+    expect([bucket(10), bucket('+Inf'), await histogramCount(registry, CIDR)]).toEqual([2, 4, 4]);
+    expect(h.values.find((v) => v.metricName === `${METRIC_DURATION}_sum`)!.value).toBeGreaterThanOrEqual(50);
+    await a.allocateNext();
+    duration.zero({ cidr: CIDR });
+    expect(await histogramCount(registry, CIDR)).toBe(0);
     a.destroy();
   });
 
