@@ -73,11 +73,11 @@ export interface ServiceCIDRSource {
    * this returns), then every change in order. Returns the function that unsubscribes. Each call
    * is a subscription of its own: a watcher subscribed twice receives every change twice.
    */
-  subscribe(watcher: ServiceCIDRWatcher): () => void;
+  subscribe(this: object, watcher: ServiceCIDRWatcher): () => void;
   /** True once the source holds a complete copy (informer HasSynced). */
-  hasSynced(): boolean;
+  hasSynced(this: object): boolean;
   /** The objects known now, in creation order. */
-  list(): ServiceCIDR[];
+  list(this: object): ServiceCIDR[];
 }
 
 /**

@@ -90,17 +90,17 @@ export interface StoreWatcher {
 /** The cache (informer) view: synchronous, possibly behind the authority. */
 export interface StoreCache {
   /** The cached record, or undefined when absent (null, from a cache in plain JavaScript, is taken the same). */
-  get(name: string): IPAddressRecord | undefined;
+  get(this: object, name: string): IPAddressRecord | undefined;
   /**
    * Records whose labels include every given label (all records when none given). MemoryStore
    * and KubernetesStore refuse labels that are not an object of strings, or whose reading throws,
    * with InvalidArgumentError.
    */
-  list(labels?: Readonly<Record<string, string>>): IPAddressRecord[];
+  list(this: object, labels?: Readonly<Record<string, string>>): IPAddressRecord[];
   /** Optional: the number of records in the cache (the allocators do not read it). */
   readonly size?: number;
   /** True once the cache holds a complete copy (informer HasSynced). */
-  hasSynced(): boolean;
+  hasSynced(this: object): boolean;
   /**
    * Subscribes to changes. Like an informer handler added late, the watcher first receives
    * `onAdd` for every record already in the cache (synchronously, before this returns), then
@@ -110,7 +110,7 @@ export interface StoreCache {
    * Returns the function that unsubscribes. Each call is a subscription of its own: a watcher
    * subscribed twice receives every change twice.
    */
-  subscribe(watcher: StoreWatcher): () => void;
+  subscribe(this: object, watcher: StoreWatcher): () => void;
 }
 
 /**
@@ -131,11 +131,11 @@ export interface StoreCache {
  */
 export interface SyncStoreOps {
   /** Creates the record if its name is free; throws AlreadyExistsError (or any store error) otherwise. */
-  createSync(record: IPAddressRecord): IPAddressRecord;
+  createSync(this: object, record: IPAddressRecord): IPAddressRecord;
   /** Deletes by name; throws NotFoundError when absent. */
-  deleteSync(name: string): void;
+  deleteSync(this: object, name: string): void;
   /** Reads from the authority: the record, or undefined (or null) when absent. */
-  getSync(name: string): IPAddressRecord | null | undefined;
+  getSync(this: object, name: string): IPAddressRecord | null | undefined;
 }
 
 export interface Store {
@@ -150,17 +150,17 @@ export interface Store {
    * the name an address in canonical form, labels of strings, parentRef of upstream's shape —
    * validateRecord in adapters/records.ts; MemoryStore: InvalidRecordError) and stores nothing.
    */
-  create(record: IPAddressRecord): Promise<IPAddressRecord>;
+  create(this: object, record: IPAddressRecord): Promise<IPAddressRecord>;
   /** Deletes by name. Rejects with NotFoundError when absent; any other error passes through. */
-  delete(name: string): Promise<void>;
+  delete(this: object, name: string): Promise<void>;
   /** Reads from the authority (not the cache): the record, or undefined (or null) when absent. */
-  get(name: string): Promise<IPAddressRecord | null | undefined>;
+  get(this: object, name: string): Promise<IPAddressRecord | null | undefined>;
   readonly cache: StoreCache;
   /**
    * Stops watches and timers. Afterwards every method of the store and its cache throws, or
    * rejects with, ErrDestroyed, and watchers hear nothing more; closing twice does nothing.
    */
-  close(): void;
+  close(this: object): void;
 }
 
 // ── the allocators' side ─────────────────────────────────────────────────────────────────────

@@ -1711,7 +1711,7 @@ describe('a store written against another copy of the package, in plain JavaScri
     const inner = new MemoryStore();
     const store = foreignStore(inner, false);
     inner.createSync({ name: '10.5.1.1', labels: allocatorLabels('IPv4'), parentRef: null });
-    const realDelete = store.delete;
+    const realDelete = (n: string) => store.delete(n);
     const gone = {
       ...store,
       delete: async (n: string) => {

@@ -377,7 +377,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
         throw failure;
       };
       if (syncOps) {
-        const createSync = store.sync!.createSync.bind(store.sync);
+        const createSync = store.sync!.createSync.bind(store.sync!);
         store.sync!.createSync = (r) => {
           failV6(r.name);
           return createSync(r);

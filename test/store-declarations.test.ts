@@ -333,6 +333,59 @@ describe('a method taken off its object: refused by the types', () => {
 });
 
 /**
+ * The exported interfaces whose methods declare no `this: object`, each with the reason: those the
+ * package calls and you implement (a strategy, a watcher, a metrics registry, a random source).
+ * The others (IPAllocator, RangeView, Store, StoreCache, SyncStoreOps, ServiceCIDRSource) you call,
+ * on objects of the package's classes among others, whose methods fail taken off their object:
+ * the interface refuses that as the classes do. A class or an object of yours that implements one
+ * needs no `this` parameter of its own (test/types/user-implementations.ts).
+ */
+const INTERFACES_WITHOUT_THIS: Readonly<Record<string, string>> = {
+  AllocationStrategy: 'you implement it; the package calls forRange on it',
+  OffsetChooser: 'you implement it; the package calls choose and taken on it',
+  MetricsRegistry: "prom-client's Registry, or yours; the package calls it",
+  StoreWatcher: 'you implement it; a store calls it',
+  ServiceCIDRWatcher: 'you implement it; a ServiceCIDR source calls it',
+  RandomSource: 'you implement it, or seededRandom makes one; the package calls nextU32 on it',
+};
+
+/** Each method of the interfaces the entry points export, as `Interface.method`, with the `this` type each signature declares (`-` for none). */
+function interfaceMethodThisTypes(): Map<string, string[]> {
+  const { checker, entries } = packageProgram();
+  const found = new Map<string, string[]>();
+  for (const [, symbol] of entries) {
+    if (!(symbol.flags & ts.SymbolFlags.Interface)) continue;
+    for (const member of checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol))) {
+      const declaration = member.valueDeclaration ?? member.declarations?.[0];
+      if (declaration === undefined || !ts.isMethodSignature(declaration)) continue;
+      const signatures = checker.getNonNullableType(checker.getTypeOfSymbol(member)).getCallSignatures();
+      found.set(
+        `${symbol.name}.${member.name}`,
+        signatures.map((s) => (s.thisParameter === undefined ? '-' : checker.typeToString(checker.getTypeOfSymbol(s.thisParameter)))),
+      );
+    }
+  }
+  return found;
+}
+
+describe('a method taken off an object typed by an interface: refused by the types', () => {
+  it('each method of an exported interface you call declares `this: object`, as the classes do', () => {
+    const methods = interfaceMethodThisTypes();
+    expect([...methods.keys()]).toEqual(
+      expect.arrayContaining(['IPAllocator.allocate', 'RangeView.has', 'Store.create', 'StoreCache.get', 'ServiceCIDRSource.list']),
+    );
+    const interfaceOf = (name: string) => name.slice(0, name.indexOf('.'));
+    const missing = [...methods]
+      .filter(([name, thisTypes]) => !Object.hasOwn(INTERFACES_WITHOUT_THIS, interfaceOf(name)) && thisTypes.some((t) => t !== 'object'))
+      .map(([name, thisTypes]) => `${name} (this: ${thisTypes.join(', ')})`);
+    expect(missing).toEqual([]);
+    // and each exception is still an exported interface with methods
+    const walked = new Set([...methods.keys()].map(interfaceOf));
+    expect(Object.keys(INTERFACES_WITHOUT_THIS).filter((name) => !walked.has(name))).toEqual([]);
+  });
+});
+
+/**
  * Members the published declarations leave out (@internal) under a name, public or protected: a
  * subclass of yours cannot see them, so its own member of that name (a field, a method) replaces
  * the package's without a type error. KubernetesStore and KubernetesServiceCIDRs keep their
