@@ -858,13 +858,15 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /** `using a = new Allocator(…)`: destroy() at the end of the scope. */
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: Allocator): void {
     checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: the range, used, free and isReady() (inspection). */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](this: Allocator, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => ({ used: this.used(), free: this.free(), ready: this.isReady() });
     return inspection(this, Allocator, 'Allocator', () => ({ cidr: this.cidr }), live, depth, options, inspect);
   }

@@ -125,7 +125,13 @@ export class DryRunAllocator implements IPAllocator {
    * What console.log and util.inspect show, in Node and Deno: the CIDR, used and free it answers
    * (those of the allocator it views), or that the allocator is destroyed (inspection).
    */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](
+    this: DryRunAllocator,
+    depth: number,
+    options?: InspectOptions,
+    inspect?: (value: unknown, options?: object) => string,
+  ): string {
     const live = () => ({ used: this.used(), free: this.free() });
     return inspection(this, DryRunAllocator, 'DryRunAllocator', () => ({ cidr: this.cidr }), live, depth, options, inspect);
   }

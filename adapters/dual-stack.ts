@@ -459,13 +459,20 @@ export class DualStackAllocator {
     return failure;
   }
 
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: DualStackAllocator): void {
     checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: its two allocators, as they show themselves (inspection). */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](
+    this: DualStackAllocator,
+    depth: number,
+    options?: InspectOptions,
+    inspect?: (value: unknown, options?: object) => string,
+  ): string {
     return inspection(
       this,
       DualStackAllocator,

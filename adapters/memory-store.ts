@@ -639,13 +639,15 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.view.close();
   }
 
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: MemoryStore): void {
     checkThis(this, '[Symbol.dispose]');
     this.close();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: its record count and watchers, or that it is closed (inspection). */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](this: MemoryStore, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => (this.state.closed ? { closed: true } : { size: this.authority.size, watcherCount: this.view.watcherCount });
     return inspection(this, MemoryStore, 'MemoryStore', () => ({}), live, depth, options, inspect);
   }

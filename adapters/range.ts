@@ -1163,13 +1163,15 @@ export class Range implements RangeView {
     else this.state.index.destroy();
   }
 
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: Range): void {
     checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: the range, used and free (inspection). */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](this: Range, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     return inspection(
       this,
       Range,
@@ -1483,7 +1485,8 @@ class DryRunRange implements RangeView {
    * What console.log and util.inspect show, in Node and Deno: the CIDR, used and free it answers
    * (those of its Range), or that the Range is destroyed (inspection).
    */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](this: DryRunRange, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => ({ used: this.used(), free: this.free() });
     return inspection(this, DryRunRange, 'DryRunRange', () => ({ cidr: this.cidr }), live, depth, options, inspect);
   }

@@ -510,13 +510,20 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.unsubscribe();
   }
 
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: ReferenceAllocator): void {
     checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: the range, used, free and isReady() (inspection). */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](
+    this: ReferenceAllocator,
+    depth: number,
+    options?: InspectOptions,
+    inspect?: (value: unknown, options?: object) => string,
+  ): string {
     const live = () => ({ used: this.used(), free: this.free(), ready: this.isReady() });
     return inspection(this, ReferenceAllocator, 'ReferenceAllocator', () => ({ cidr: this.cidr }), live, depth, options, inspect);
   }

@@ -285,10 +285,16 @@ describe('every type the API names can be imported', () => {
 
 /**
  * The public methods of the exported classes that declare no `this: object`, each with the reason.
- * The members keyed by a symbol ([Symbol.dispose], what `using` calls, and the inspect method) are
- * not walked: no user takes them off the object by name.
+ * The members keyed by a symbol ([Symbol.dispose], what `using` calls, and the inspect method,
+ * shown as `[INSPECT]`) are walked too: `const dispose = range[Symbol.dispose]` fails as
+ * `const { destroy } = range` does.
  */
-const NO_THIS_PARAMETER: Readonly<Record<string, string>> = {};
+const NO_THIS_PARAMETER: Readonly<Record<string, string>> = {
+  'MetaAllocator.[Symbol.dispose]': 'not given it yet (adapters/meta-allocator.ts); refused at run time as the others',
+  'MetaAllocator.[INSPECT]': 'not given it yet (adapters/meta-allocator.ts); refused at run time as the others',
+  'KubernetesStore.[Symbol.dispose]': 'not given it yet (adapters/kubernetes/lifecycle.ts); refused at run time as the others',
+  'KubernetesServiceCIDRs.[Symbol.dispose]': 'not given it yet (adapters/kubernetes/lifecycle.ts); refused at run time as the others',
+};
 
 /**
  * Each public method of the classes the entry points export, as `Class.method`, with the `this`
@@ -303,12 +309,13 @@ function methodThisTypes(): Map<string, string[]> {
     if (!(symbol.flags & ts.SymbolFlags.Class)) continue;
     for (const member of checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol))) {
       const declaration = member.valueDeclaration;
-      if (declaration === undefined || !ts.isMethodDeclaration(declaration) || !ts.isIdentifier(declaration.name)) continue;
+      if (declaration === undefined || !ts.isMethodDeclaration(declaration)) continue;
+      if (!ts.isIdentifier(declaration.name) && !ts.isComputedPropertyName(declaration.name)) continue; // a #method
       if (ts.getCombinedModifierFlags(declaration) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
       if (ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'internal')) continue;
       const signatures = checker.getTypeOfSymbol(member).getCallSignatures();
       found.set(
-        `${symbol.name}.${member.name}`,
+        `${symbol.name}.${ts.isIdentifier(declaration.name) ? member.name : declaration.name.getText()}`,
         signatures.map((s) => (s.thisParameter === undefined ? '-' : checker.typeToString(checker.getTypeOfSymbol(s.thisParameter)))),
       );
     }
@@ -321,7 +328,14 @@ describe('a method taken off its object: refused by the types', () => {
     const methods = methodThisTypes();
     // the walk reaches the classes of every entry point, and the methods they inherit
     expect([...methods.keys()]).toEqual(
-      expect.arrayContaining(['Allocator.allocate', 'MemoryStore.close', 'InMemoryServiceCIDRs.list', 'KubernetesStore.start']),
+      expect.arrayContaining([
+        'Allocator.allocate',
+        'MemoryStore.close',
+        'InMemoryServiceCIDRs.list',
+        'KubernetesStore.start',
+        'Range.[Symbol.dispose]',
+        'Range.[INSPECT]',
+      ]),
     );
     const missing = [...methods]
       .filter(([name, thisTypes]) => !Object.hasOwn(NO_THIS_PARAMETER, name) && thisTypes.some((t) => t !== 'object'))
