@@ -3,7 +3,7 @@
 // choice, and holds again what a failed allocation returned — and what a strategy may see of it
 // (Cooling).
 import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
-import { unboundOr, unboundRead } from './input.ts';
+import { unboundCall, unboundRead } from './input.ts';
 import type { FreeIndex } from './free-index.ts';
 import { OffsetMap } from './offset-map.ts';
 import { quoteInput } from './quote.ts';
@@ -29,8 +29,8 @@ export class Cooling {
     try {
       return this.#queue.size;
     } catch (e) {
-      if (this instanceof Cooling) throw e;
-      throw unboundRead(this, 'Cooling', 'size'); // read off another object, or off none
+      // read off another object, off none, or off a wrapper (see isCooling)
+      throw Cooling.#isCooling(this) ? e : unboundRead(this, 'Cooling', 'size');
     }
   }
 
@@ -38,12 +38,22 @@ export class Cooling {
   holds(this: object, hi: number, lo: number): boolean;
   holds(this: Cooling, hi: number, lo: number): boolean {
     // a strategy may ask this for each candidate: checked on failure only (the TypeError of #queue
-    // read off another object, or off none)
+    // read off another object, off none, or off a wrapper)
     try {
       return this.#queue.holds(hi, lo);
     } catch (e) {
-      throw unboundOr(e, this, Cooling, 'Cooling', 'holds');
+      throw Cooling.#isCooling(this) ? e : unboundCall(this, 'Cooling', 'holds');
     }
+  }
+
+  /**
+   * Whether `self` is a Cooling itself. An object made from one with Object.create, or a Proxy of
+   * one, is `instanceof Cooling` but has no #queue to read through (a #field is not inherited, and
+   * a Proxy does not forward it): refused as a call without the object, not with the TypeError of
+   * the read.
+   */
+  static #isCooling(self: unknown): boolean {
+    return typeof self === 'object' && self !== null && #queue in self;
   }
 }
 

@@ -906,6 +906,25 @@ it('Cooling: size read without its object → InvalidArgumentError naming it, as
   expect(target.size).toBe(0);
 });
 
+it('Cooling: size and holds() on an object made from it (Object.create) or a Proxy of it → InvalidArgumentError naming them, as off its object', () => {
+  // its queue is a #field, which neither has: no answer to read through, so refused as without it
+  const target = cooling();
+  for (const [label, wrapper] of [
+    ['Object.create', Object.create(target) as Cooling],
+    ['a Proxy', new Proxy(target, {})],
+  ] as const) {
+    expect(() => wrapper.size, label).toThrow(InvalidArgumentError);
+    expect(() => wrapper.size, label).toThrow(
+      /^Cooling\.size was read without its Cooling \(this was .+\): read it on the object, cooling\.size$/,
+    );
+    expect(() => wrapper.holds(0, 0), label).toThrow(InvalidArgumentError);
+    expect(() => wrapper.holds(0, 0), label).toThrow(
+      /^Cooling\.holds\(\) was called without its Cooling \(this was .+\): call it on the object/,
+    );
+  }
+  expect([target.size, target.holds(0, 0)]).toEqual([0, false]);
+});
+
 // The members keyed by a symbol, `[Symbol.dispose]` (what `using` calls) and the inspect method
 // (Symbol.for('nodejs.util.inspect.custom'), what console.log calls), taken off the object
 // (`const dispose = range[Symbol.dispose]`) answer as the named methods do: InvalidArgumentError
