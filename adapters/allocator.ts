@@ -779,9 +779,9 @@ export class Allocator implements IPAllocator, Disposable {
 
   // ── dry run, metrics, checks, lifecycle ───────────────────────────────────────────────────
 
-  /** A view that checks but persists nothing (upstream DryRun). */
-  dryRun(this: object): IPAllocator;
-  dryRun(this: Allocator): IPAllocator {
+  /** A view that checks but persists nothing (upstream DryRun), with canAllocateNow and tryAllocateNextNow as the Allocator has them. */
+  dryRun(this: object): DryRunAllocator;
+  dryRun(this: Allocator): DryRunAllocator {
     checkThis(this, 'dryRun');
     this.live();
     return new DryRunAllocator(this);

@@ -1,4 +1,5 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
+import { ErrNotReady, InvalidArgumentError } from './errors.ts';
 import { readMember, unboundCall, unboundRead } from './input.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 import { checkParentRef } from './records.ts';
@@ -13,6 +14,8 @@ export interface DryRunTarget extends IPAllocator {
   checkAllocateNext(owner: ParentRef | null | undefined): string;
   /** What release checks before it writes: not destroyed, and the text parses. */
   checkRelease(ip: string): void;
+  /** An Allocator's (see Allocator.canAllocateNow); a ReferenceAllocator has none. */
+  readonly canAllocateNow?: boolean;
 }
 
 /**
@@ -76,6 +79,35 @@ export class DryRunAllocator implements IPAllocator {
   async allocateNext(this: DryRunAllocator, owner?: ParentRef | null): Promise<string> {
     checkThis(this, 'allocateNext');
     return this.real.checkAllocateNext(owner);
+  }
+  /**
+   * The allocator's canAllocateNow (Allocator.canAllocateNow): whether tryAllocateNextNow() may be
+   * used. False for the dry run of a ReferenceAllocator, which allocates through allocateNext() only.
+   */
+  get canAllocateNow(): boolean {
+    return viewOf(this, 'canAllocateNow').real.canAllocateNow === true;
+  }
+  /**
+   * As allocateNext() here, in one synchronous step (Allocator.tryAllocateNextNow): the network
+   * address, nothing reserved; null where allocateNext() would reject with ErrNotReady. Where
+   * canAllocateNow is false, InvalidArgumentError.
+   */
+  tryAllocateNextNow(this: object, owner?: ParentRef | null): string | null;
+  tryAllocateNextNow(this: DryRunAllocator, owner?: ParentRef | null): string | null {
+    checkThis(this, 'tryAllocateNextNow');
+    const can = this.real.canAllocateNow; // ErrDestroyed once the allocator is destroyed
+    if (can === undefined) {
+      throw new InvalidArgumentError(
+        `tryAllocateNextNow is an Allocator's: this is the dry run of a ReferenceAllocator (${this.real.cidr}), which allocates through allocateNext() only`,
+      );
+    }
+    if (!can) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.real.cidr})`);
+    try {
+      return this.real.checkAllocateNext(owner);
+    } catch (e) {
+      if (e instanceof ErrNotReady) return null;
+      throw e;
+    }
   }
   release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   async release(this: DryRunAllocator, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {

@@ -125,6 +125,8 @@ export interface RangeView {
   readonly size: bigint;
   allocate(this: object, ip: string): void;
   allocateNext(this: object): string;
+  /** allocateNext() that answers null where it would throw ErrFull (see Range.tryAllocateNext). */
+  tryAllocateNext(this: object): string | null;
   release(this: object, ip: string): void;
   has(this: object, ip: string): boolean;
   forEach(this: object, fn: (ip: string) => void): void;
@@ -1447,6 +1449,14 @@ class DryRunRange implements RangeView {
     checkViewThis(this, 'allocateNext');
     this.real.throwIfDestroyed();
     if (owner != null) throw refuseOwner('allocateNext', owner);
+    return formatAddr(this.real.prefix.version, this.real.prefix.network);
+  }
+  /** As allocateNext() here: the network address, nothing reserved (never null: a dry run does not search). */
+  tryAllocateNext(this: object): string | null;
+  tryAllocateNext(this: DryRunRange, owner?: unknown): string | null {
+    checkViewThis(this, 'tryAllocateNext');
+    this.real.throwIfDestroyed();
+    if (owner != null) throw refuseOwner('tryAllocateNext', owner);
     return formatAddr(this.real.prefix.version, this.real.prefix.network);
   }
   release(this: object, ip: string): void;

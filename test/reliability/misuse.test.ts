@@ -385,7 +385,11 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
     [...IP_ALLOCATOR_METHODS, ['setReady', false, [true]], ['isReady', false, []]],
   ],
   ['MetaAllocator', metaOn, [...IP_ALLOCATOR_METHODS, ['rangeFor', false, ['10.0.0.1']], ['ranges', false, []], ['skipped', false, []]]],
-  ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), IP_ALLOCATOR_METHODS],
+  [
+    'DryRunAllocator',
+    (store) => new Allocator('10.0.0.0/24', { store }).dryRun(),
+    [...IP_ALLOCATOR_METHODS, ['tryAllocateNextNow', false, [OWNER]]],
+  ],
   // named in messages as the view of a ready MetaAllocator is, the type users see
   [
     'DryRunAllocator (NotReadyDryRun, a dry run of a MetaAllocator not ready)',
@@ -433,6 +437,7 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
     [
       ['allocate', false, ['10.0.0.9']],
       ['allocateNext', false, []],
+      ['tryAllocateNext', false, []],
       ['release', false, ['10.0.0.1']],
       ['has', false, ['10.0.0.1']],
       ['forEach', false, [() => {}]],
@@ -849,7 +854,7 @@ const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
     (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(),
     ['ipFamily', 'size'],
   ],
-  ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), ['cidr', 'ipFamily', 'size']],
+  ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), ['cidr', 'ipFamily', 'size', 'canAllocateNow']],
   ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store }), ['size']],
   ['Allocator', (store) => new Allocator('10.0.0.0/24', { store }), ['size', 'canAllocateNow']],
   ['MemoryStore', (store) => store, ['size', 'watcherCount']],
@@ -931,45 +936,62 @@ it('Cooling: size and holds() on an object made from it (Object.create) or a Pro
 // naming the member and how to call it, nothing destroyed — not the TypeError of their first
 // read of `this`.
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
-const UNBOUND_SYMBOL_MEMBERS: [string, (store: MemoryStore) => object][] = [
-  ['Range', () => new Range('10.0.0.0/24')],
-  ['Allocator', (store) => new Allocator('10.0.0.0/24', { store })],
-  ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store })],
-  ['MetaAllocator', metaOn],
+/** [the class a user knows (and why, in brackets), how to make one, whether it has [Symbol.dispose]] */
+const UNBOUND_SYMBOL_MEMBERS: [string, (store: MemoryStore) => object, boolean][] = [
+  ['Range', () => new Range('10.0.0.0/24'), true],
+  ['Allocator', (store) => new Allocator('10.0.0.0/24', { store }), true],
+  ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store }), true],
+  ['MetaAllocator', metaOn, true],
   [
     'DualStackAllocator',
     (store) => new DualStackAllocator(new Allocator('10.0.0.0/24', { store }), new Allocator('fd00::/120', { store })),
+    true,
   ],
-  ['MemoryStore', (store) => store],
+  ['MemoryStore', (store) => store, true],
+  // the dry-run views: the inspect method only (a view holds nothing to dispose of)
+  ['DryRunRange (a dry run of a Range)', () => new Range('10.0.0.0/24').dryRun(), false],
+  ['DryRunAllocator (a dry run of an Allocator)', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), false],
+  ['DryRunAllocator (a dry run of a ReferenceAllocator)', (store) => new ReferenceAllocator('10.0.0.0/24', { store }).dryRun(), false],
 ];
 
-describe.each(UNBOUND_SYMBOL_MEMBERS)('%s: [Symbol.dispose] and the inspect method called without their object', (className, make) => {
-  const object = className.charAt(0).toLowerCase() + className.slice(1);
-  it.each([
-    ['[Symbol.dispose]', 'undefined', Symbol.dispose, undefined],
-    ['[Symbol.dispose]', 'another object', Symbol.dispose, {}],
-    ["[Symbol.for('nodejs.util.inspect.custom')]", 'undefined', INSPECT, undefined],
-    ["[Symbol.for('nodejs.util.inspect.custom')]", 'another object', INSPECT, {}],
-  ] as const)('%s, this %s → InvalidArgumentError naming it, the object alive', (member, _label, key, self) => {
-    const store = new MemoryStore();
-    const target = make(store) as Record<symbol, (...args: unknown[]) => unknown>;
-    const shown = inspect(target);
-    let thrown: unknown;
-    try {
-      target[key]!.call(self, 2, {}, inspect);
-    } catch (e) {
-      thrown = e;
-    }
-    expect(thrown).toBeInstanceOf(InvalidArgumentError);
-    expect((thrown as Error).message).toBe(
-      `${className}${member}() was called without its ${className} (this was ${self === undefined ? 'undefined' : 'a value of type object'}): call it on the object, ${object}${member}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}${member}(…)`,
+describe.each(UNBOUND_SYMBOL_MEMBERS)(
+  '%s: [Symbol.dispose] and the inspect method called without their object',
+  (label, make, disposable) => {
+    const className = label.split(' ')[0]!;
+    const object = className.charAt(0).toLowerCase() + className.slice(1);
+    const members = [
+      ['[Symbol.dispose]', 'undefined', Symbol.dispose, undefined],
+      ['[Symbol.dispose]', 'another object', Symbol.dispose, {}],
+      ["[Symbol.for('nodejs.util.inspect.custom')]", 'undefined', INSPECT, undefined],
+      ["[Symbol.for('nodejs.util.inspect.custom')]", 'another object', INSPECT, {}],
+    ] as const;
+    it.each(members.filter(([, , key]) => disposable || key !== Symbol.dispose))(
+      '%s, this %s → InvalidArgumentError naming it, the object alive',
+      (member, _label, key, self) => {
+        const store = new MemoryStore();
+        const target = make(store) as Record<symbol, (...args: unknown[]) => unknown>;
+        const shown = inspect(target);
+        let thrown: unknown;
+        try {
+          target[key]!.call(self, 2, {}, inspect);
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown).toBeInstanceOf(InvalidArgumentError);
+        expect((thrown as Error).message).toBe(
+          `${className}${member}() was called without its ${className} (this was ${self === undefined ? 'undefined' : 'a value of type object'}): call it on the object, ${object}${member}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}${member}(…)`,
+        );
+        expect(inspect(target)).toBe(shown); // not destroyed nor closed
+        expect(shown).not.toMatch(/destroyed|closed/);
+        expect(Symbol.dispose in target).toBe(disposable);
+        if (disposable) {
+          target[Symbol.dispose]!.call(target);
+          expect(inspect(target)).toMatch(/destroyed: true|closed: true/);
+        }
+      },
     );
-    expect(inspect(target)).toBe(shown); // not destroyed nor closed
-    expect(shown).not.toMatch(/destroyed|closed/);
-    target[Symbol.dispose]!.call(target);
-    expect(inspect(target)).toMatch(/destroyed: true|closed: true/);
-  });
-});
+  },
+);
 
 // The informer and the API requests a KubernetesStore or a KubernetesServiceCIDRs holds are left
 // out of the published declarations: a subclass of yours cannot see them, so it may name a member
