@@ -378,7 +378,9 @@ export class Allocator implements IPAllocator, Disposable {
    * allocateNext() in one synchronous step, for callers that try several allocators in turn
    * (MetaAllocator): the address, or null exactly where allocateNext() would reject with ErrFull
    * or ErrNotReady — same draws, same metrics, no Error built. Other errors are thrown. Only on a
-   * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
+   * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError. `Now`: it
+   * answers at once where allocateNext() returns a promise (Range, synchronous throughout, names
+   * its counterpart tryAllocateNext()).
    */
   tryAllocateNextNow(this: object, owner?: ParentRef | null): string | null;
   /** @internal MetaAllocator's first pass: `freeOnly` as allocateNextFreeOnly's */

@@ -439,6 +439,8 @@ export class Range implements RangeView {
    * allocateNext() that answers null where it would throw ErrFull: the same draws and metrics (a
    * full range counts an allocation error), no Error built — for a caller to whom a full range
    * is a common answer (one of several ranges it tries in turn). Other errors are thrown.
+   * Allocator's counterpart is tryAllocateNextNow(): its allocateNext() returns a promise, and
+   * `Now` names the call that answers at once; every call of a Range answers at once.
    */
   tryAllocateNext(this: object): string | null;
   tryAllocateNext(this: Range, owner?: unknown): string | null {
