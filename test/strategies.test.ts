@@ -4,7 +4,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { parseAddr } from '../adapters/address.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
-import type { FreeIndex } from '../adapters/free-index.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range, type RangeOptions } from '../adapters/range.ts';
@@ -13,7 +12,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import type { AllocationStrategy, Offset, OffsetChooser, StrategyView } from '../adapters/strategy.ts';
 import { guardedStrategy } from '../adapters/guarded-strategy.ts';
 import { STRATEGIES, STRATEGY_NAMES, type StrategyOption } from '../adapters/builtin-strategies.ts';
-import { type Cooling, coolingQueueOf } from '../adapters/cooling.ts';
+import type { Cooling } from '../adapters/cooling.ts';
 import { coolDown } from '../adapters/cool-down.ts';
 import { OffsetMap, offsetHash } from '../adapters/offset-map.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
@@ -487,22 +486,28 @@ describe('cool-down', () => {
     r.destroy();
   });
 
-  it('a Range keeps one record of what the cool-down returns for all its calls, a new one for a new queue', () => {
-    // Its calls cannot overlap: one record, emptied per call, spares an object and an array per
-    // allocateNext. Read through the private field: nothing public shows it.
+  it('a restore starts a new cool-down: what the old one held is free at once, and the new one holds and returns as the first did', () => {
+    // A Range's calls share one record of what the cool-down returns (they cannot overlap), made
+    // anew for a new queue: what each call returned is let go of when it ends (validate() checks
+    // that none is left recorded), call after call, before and after the restore.
     const clock = { now: 0 };
     const r = new Range('10.0.0.0/29', { strategy: coolDown('lowest-free', { ms: 1000, now: () => clock.now }) });
-    const record = () => (r as unknown as { state: { returns: unknown } }).state.returns;
-    r.release(r.allocateNext()); // held
-    const first = record();
-    expect(first).toEqual(expect.objectContaining({ offsets: expect.any(Array) }));
-    r.allocateMany(5); // the 5 not held
-    expect(record()).toBe(first);
-    const snap = r.snapshot();
-    r.restore(snap.range, snap.data); // a new chooser and queue
-    r.release(r.allocateMany(1)[0]!);
-    expect(record()).not.toBe(first);
-    r.validate();
+    const empty = r.snapshot();
+    const held = r.allocateNext(); // the lowest
+    for (let round = 0; round < 2; round++) {
+      r.release(held);
+      const others = r.allocateMany(5); // all but the held one
+      expect(others).not.toContain(held);
+      expect(r.allocateNext()).toBe(held); // the only one left: back early
+      r.validate();
+      r.releaseMany(others);
+      r.release(held);
+      expect(r.tryAllocateNext()).toBe(others[0]); // all six held, none due: the oldest comes back early
+      r.validate();
+      r.restore(empty.range, empty.data); // a new chooser and queue: nothing allocated, nothing held
+      expect(r.allocateNext()).toBe(held); // the lowest, free at once
+      r.validate();
+    }
     r.destroy();
   });
 
@@ -1276,18 +1281,25 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
   });
 
   it('the cool-down queue stays in proportion to what it holds on a range that hears releases but does not allocate', () => {
-    const range = new Range('10.0.0.0/28', { strategy: coolDown('upstream', { ms: 60_000 }) });
-    const inside = (range as unknown as { state: { chooser: OffsetChooser; index: FreeIndex } }).state;
-    const queue = coolingQueueOf(inside.chooser.cooling, inside.index)!;
+    let queue: Cooling | undefined; // what the chooser shows a strategy: its size is the queue's
+    const seeing: AllocationStrategy = {
+      name: 'seeing',
+      forRange(view) {
+        const chooser = coolDown('upstream', { ms: 60_000 }).forRange(view);
+        queue = chooser.cooling;
+        return chooser;
+      },
+    };
+    const range = new Range('10.0.0.0/28', { strategy: seeing });
     for (let i = 0; i < 20_000; i++) {
       const ip = `10.0.0.${1 + (i % 14)}`;
       range.allocate(ip); // a chosen address: claimed back from the cool-down
       range.release(ip); // held again
     }
-    expect(queue.size).toBe(14);
+    expect(queue!.size).toBe(14);
     range.validate(); // the queue is in proportion to what it holds (CoolingQueue.check)
     range.allocateNext(); // all held: the oldest quarter comes back early
-    expect(queue.size).toBe(14 - 3); // the oldest quarter (3) returned, one of them taken
+    expect(queue!.size).toBe(14 - 3); // the oldest quarter (3) returned, one of them taken
     range.validate();
     range.destroy();
   });
