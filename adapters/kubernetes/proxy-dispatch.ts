@@ -22,13 +22,16 @@
 //
 // The connection to the proxy itself: to an https:// proxy named by an IP address, TLS is opened
 // without a server name (SNI takes names only, RFC 6066 3; Go leaves it out too), where undici
-// gives Node the address and Node warns (DEP0123) on the process's stderr. A failure on that
+// gives Node the address and Node warns (DEP0123) on the process's stderr. The names in an
+// https:// proxy's certificate are checked as kubectl checks them, as the API server's are
+// (kubectl-name-check.ts): Node's check (Deno's too) takes the common name of a certificate
+// without a subject alternative name, which kubectl refuses. A failure on that
 // connection — refused, not TLS, a certificate — is marked as the proxy's (`failedAtProxy`), so
 // that the message names the proxy instead of the API server (tls-material.ts); so is one on the
 // connection client-node 1.x's agent opens to the proxy (`markingProxyFailures`). client-node
 // 1.x's agent (hpagent's) gives TLS the address of an https:// proxy named by one as the server
 // name: Node warns, Deno refuses it; such a proxy is connected to without a name there
-// (`tlsToProxyByAddress`). Its agent for a SOCKS proxy (socks-proxy-agent's) looked a proxy named
+// (`tlsToProxyAsKubectl`). Its agent for a SOCKS proxy (socks-proxy-agent's) looked a proxy named
 // by an IPv6 address up as a host name, brackets and all: it is given the address
 // (`socksProxyByAddress`); and the failures of its connection to the proxy, whose code the socks
 // library drops, are given the one their message names (`markingSocksFailures`).
@@ -36,6 +39,7 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { requireFromClientNode } from './client-node-check.ts';
 import { basicAuthorization } from './header-values.ts';
+import { checkServerIdentityAsKubectl } from './kubectl-name-check.ts';
 import { isPlainHttp } from './plain-http.ts';
 
 /** What undici's connector calls back with. */
@@ -234,10 +238,11 @@ function refusingProxyAuthentication(handler: unknown): Handler {
 
 /**
  * The connector of connections to the proxy: undici's own, without an IP address as the TLS
- * server name, its failures marked as the proxy's.
+ * server name, the names in an https:// proxy's certificate checked as kubectl checks them
+ * (checkServerIdentityAsKubectl), its failures marked as the proxy's.
  */
 function proxyConnector(u: Undici): Connector {
-  const connect = u.buildConnector({});
+  const connect = u.buildConnector({ checkServerIdentity: checkServerIdentityAsKubectl });
   return (options, callback) => {
     const name = typeof options.servername === 'string' ? options.servername : undefined;
     const servername = name === undefined || isIP(name.replace(/^\[|\]$/g, '')) !== 0 ? undefined : name;
@@ -258,6 +263,11 @@ interface OpensConnections {
  * (markingProxyFailures): node-fetch keeps an error's message and code only, not the error.
  */
 const AT_PROXY_WORDS = '(on the connection to the proxy)';
+
+/** `message` without the words markingProxyFailures ends it with. @internal */
+export function withoutProxyWords(message: string): string {
+  return message.endsWith(` ${AT_PROXY_WORDS}`) ? message.slice(0, -AT_PROXY_WORDS.length - 1) : message;
+}
 
 /**
  * `agent`, client-node 1.x's http.Agent of one request, with the failures of its connection to
@@ -326,28 +336,34 @@ export function markingSocksFailures<A>(agent: A): A {
   return agent;
 }
 
-/** What hpagent's agents (client-node 1.x's, for an http:// or https:// proxy) hold: the proxy's URL, and whether connections are kept alive. */
+/** What hpagent's agents (client-node 1.x's, for an http:// or https:// proxy) hold: the proxy's URL, whether connections are kept alive, and options of their own for the CONNECT request. */
 interface ProxyAgent1x extends OpensConnections {
   proxy?: unknown;
   keepAlive?: boolean;
+  proxyRequestOptions?: Record<string, unknown>;
 }
 
 /**
- * `agent`, client-node 1.x's http.Agent of one request, opening its connection to an https://
- * proxy named by an IP address without a TLS server name, the proxy's certificate checked against
- * that address (SNI takes names only, RFC 6066 3; Go leaves it out too). 1.x's agent for a proxy,
- * hpagent's, gives TLS the proxy's host as the server name, an address included: Node warns
- * (DEP0123) on the process's stderr, and Deno refuses it ("options.servername must not be an IP
- * address"), so no request went through such a proxy. Its connection is opened here as hpagent
- * opens it (a CONNECT to the server's host and port, the proxy URL's credentials as
- * Proxy-Authorization, TLS with an https:// server over the tunnel as 1.x's https.Agent opens it),
- * but for the server name. Any other agent is returned as it is.
+ * `agent`, client-node 1.x's http.Agent of one request, opening its TLS connection to an https://
+ * proxy as kubectl opens it: the names in the proxy's certificate checked as kubectl checks them
+ * (checkServerIdentityAsKubectl), where 1.x's agent for a proxy (hpagent's) left them to Node's
+ * check, which takes the common name of a certificate without a subject alternative name; and,
+ * to a proxy named by an IP address, without a TLS server name, the certificate checked against
+ * that address (SNI takes names only, RFC 6066 3; Go leaves it out too). hpagent's agent gives
+ * TLS the proxy's host as the server name, an address included: Node warns (DEP0123) on the
+ * process's stderr, and Deno refuses it ("options.servername must not be an IP address"), so no
+ * request went through such a proxy. Its connection is opened here as hpagent opens it (a CONNECT
+ * to the server's host and port, the proxy URL's credentials as Proxy-Authorization, TLS with an
+ * https:// server over the tunnel as 1.x's https.Agent opens it), but for the server name. Any
+ * other agent is returned as it is.
  * @internal
  */
-export function tlsToProxyByAddress<A>(agent: A): A {
+export function tlsToProxyAsKubectl<A>(agent: A): A {
   const hp = agent as ProxyAgent1x | null;
   const proxy = hp?.proxy;
   if (!(proxy instanceof URL) || proxy.protocol !== 'https:' || typeof hp!.createConnection !== 'function') return agent;
+  // hpagent passes these on to the https.request of its CONNECT, and so to TLS
+  hp!.proxyRequestOptions = { ...hp!.proxyRequestOptions, checkServerIdentity: checkServerIdentityAsKubectl };
   const host = proxy.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) === 0) return agent;
   const authorization = proxyAuthorization(proxy);
@@ -367,6 +383,7 @@ export function tlsToProxyByAddress<A>(agent: A): A {
       agent: false,
       timeout: timeout || 0,
       servername: '', // none: the certificate is checked against `host`
+      checkServerIdentity: checkServerIdentityAsKubectl,
     });
     request.once('connect', (response, socket) => {
       request.removeAllListeners();

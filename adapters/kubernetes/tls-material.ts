@@ -25,15 +25,15 @@
 // may be replaced meanwhile.
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync, type Stats, statSync } from 'node:fs';
-import { isIP } from 'node:net';
-import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import type { PeerCertificate } from 'node:tls';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { notRegularFile } from '../bounded-read.ts';
 import { underDeno } from '../peer-install.ts';
 import { quoteText, showUnseen } from '../quote.ts';
 import { cutMessage } from './bodies.ts';
 import { causeChain, type ErrorLink, messages, redirectedTo } from './errors.ts';
-import { failedAtProxy, ProxyAuthenticationRequired, socksFailureCode } from './proxy-dispatch.ts';
+import { checkServerIdentityAsKubectl } from './kubectl-name-check.ts';
+import { failedAtProxy, ProxyAuthenticationRequired, socksFailureCode, withoutProxyWords } from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
 
 /**
@@ -92,6 +92,7 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (atProxy !== undefined && code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
       return `the proxy at ${shownProxy(proxy)} (${field}) did not answer in TLS (${code}): a plain http:// proxy on that port?`;
     }
+    if (atProxy !== undefined && code === 'ERR_TLS_CERT_ALTNAME_INVALID') return misnamedProxy(proxy, field, atProxy);
     if (atProxy !== undefined && code !== undefined && Object.hasOwn(UNTRUSTED_ISSUER, code)) {
       // client-node 1.x makes no dispatchers: its connections are node:https's
       const nodeHttps = typeof (kc as unknown as SendsWith).createDispatcher !== 'function';
@@ -306,6 +307,36 @@ function untrustedProxy(proxy: string, code: string, nodeHttps: boolean): string
 }
 
 /**
+ * Why the names in an https:// proxy's certificate failed the check of its connection
+ * (checkServerIdentityAsKubectl, against the host of the proxy URL), said of `proxy` (its URL)
+ * set in `field`, from `e`, the failure: its names (the certificate's, or for client-node 1.x,
+ * whose failure keeps its words alone, read back from its message), and what to change. A proxy
+ * is reached by the host of its URL only: no tls-server-name applies to it.
+ */
+function misnamedProxy(proxy: string, field: string, e: ErrorLink): string {
+  const url = parsed(() => new URL(proxy));
+  const host = url === undefined ? '' : url.hostname.replace(/^\[|\]$/g, '');
+  const { cert } = e as AltnameMismatch;
+  const words = ALTNAME_WORDS.exec(withoutProxyWords(String(e.message)));
+  const names = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : (words?.[2] ?? '');
+  const said =
+    `the certificate of the proxy at ${shownProxy(proxy)} (${field}) is not issued for ${showUnseen(host)} ` +
+    '(ERR_TLS_CERT_ALTNAME_INVALID)';
+  if (names === '') {
+    return (
+      `${said}: it has no subject alternative name, the only names kubectl checks a host against (never the common name of ` +
+      "its subject): kubectl refuses it too; it must be issued again, with the proxy's host name or address as a subject " +
+      'alternative name'
+    );
+  }
+  return (
+    `${said}: it names ${showUnseen(cutMessage(names))} (a host name is checked against its DNS names, an address against ` +
+    'its IP addresses, as kubectl checks them): name the proxy in its URL by one of those, or have its certificate issued ' +
+    'again for the host the URL names'
+  );
+}
+
+/**
  * What is wrong with a kubeconfig user's client certificate and key, as the TLS layer would find
  * it: a certificate or key that does not parse, or a key that is not the certificate's (e.g. `the
  * client-certificate-data of user "dev" in the kubeconfig is not a certificate (PEM)`); undefined
@@ -377,33 +408,6 @@ export function withClientCertificateCheck(kc: KubeConfig): KubeConfig {
     return make.call(this, cluster, agentOptions);
   };
   return checking;
-}
-
-/**
- * The check of a server certificate's names that kubectl makes (Go's crypto/x509 VerifyHostname,
- * since Go 1.15): Node's tls.checkServerIdentity, but a certificate with no subject alternative
- * name is refused for any host, and one without a DNS name for any host name. Node's check (Deno's
- * too) takes the common name of its subject for a host name then, so a tls-server-name set to that
- * name was trusted where kubectl refuses it ("x509: certificate relies on legacy Common Name field,
- * use SANs instead"; "x509: certificate is not valid for any names"). The error is
- * Node's for a name that does not match (ERR_TLS_CERT_ALTNAME_INVALID, with `host` and `cert`),
- * which untrustedCertificate says as NO_SUBJECT_ALT_NAME.
- * @internal
- */
-export function checkServerIdentityAsKubectl(hostname: string, cert: PeerCertificate): Error | undefined {
-  const names = typeof cert.subjectaltname === 'string' ? cert.subjectaltname : '';
-  // a host name is checked against the DNS names alone: Node's check takes the common name where
-  // there is none (subject alternative names of other kinds only, as a SPIFFE certificate's URI)
-  const checkable = isIP(hostname) !== 0 ? names !== '' : /(?:^|, )DNS:/.test(names);
-  if (checkable && checkServerIdentity(hostname, cert) === undefined) return undefined;
-  // Node's words for a host name, for an address too: ALTNAME_WORDS reads the host and the names back
-  const reason = `Host: ${hostname}. is not in the cert's altnames: ${names}`;
-  return Object.assign(new Error(`Hostname/IP does not match certificate's altnames: ${reason}`), {
-    code: 'ERR_TLS_CERT_ALTNAME_INVALID',
-    reason,
-    host: hostname,
-    cert,
-  });
 }
 
 /**

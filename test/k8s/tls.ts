@@ -1,7 +1,8 @@
 // TLS material for tests: an API server's self-signed certificate for 127.0.0.1 and its key, a
-// client certificate with its key, and a key that belongs to neither (P-256; self-signed with openssl
-// ca -selfsign -startdate/-enddate, valid from 2020-01-01 to 2120-01-01, so that a machine whose clock
-// is years behind or ahead takes them too). Test material only: it secures nothing.
+// client certificate with its key, a key that belongs to neither, and a certificate named by its
+// common name only (P-256; self-signed with openssl ca -selfsign -startdate/-enddate, valid from
+// 2020-01-01 to 2120-01-01, so that a machine whose clock is years behind or ahead takes them
+// too). Test material only: it secures nothing.
 import { createServer, type Server } from 'node:https';
 
 export const SERVER_CERT = `-----BEGIN CERTIFICATE-----
@@ -47,6 +48,23 @@ u6hkUlBKZyE9o9lhnzbWfEJoGotJy5M1bZOX1dnsUl+jwVfp+Qf+3El4
 -----END PRIVATE KEY-----
 `;
 
+/**
+ * A self-signed certificate whose only name is its subject's common name, localhost: no subject
+ * alternative name, which kubectl (Go) needs, where Node's and Deno's checks take the common name.
+ * Not marked a CA (basicConstraints CA:FALSE), so that Deno takes it as its own authority. Key:
+ * SERVER_KEY.
+ */
+export const CN_ONLY_CERT = `-----BEGIN CERTIFICATE-----
+MIIBbTCCAROgAwIBAgIBDjAKBggqhkjOPQQDAjAUMRIwEAYDVQQDDAlsb2NhbGhv
+c3QwIBcNMjAwMTAxMDAwMDAwWhgPMjEyMDAxMDEwMDAwMDBaMBQxEjAQBgNVBAMM
+CWxvY2FsaG9zdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABMPlqBVOPVmEl0iw
+dmFK9NZzdG+lxBmb6fH4CiT4Pl4it0+11U2e5NOG0LLUDxVg2/sJ8Lyn8U4VUiCv
+7aIdUOCjVDBSMAwGA1UdEwEB/wQCMAAwDgYDVR0PAQH/BAQDAgeAMBMGA1UdJQQM
+MAoGCCsGAQUFBwMBMB0GA1UdDgQWBBQQnz/noWfcFVuoiZt/fPp3lsmTxjAKBggq
+hkjOPQQDAgNIADBFAiEAhYwCNBerlWfMgUKqmQ30D14Zlwm1YQsrZIEHw2gGTZMC
+IFZQc1GHsfeNWE5mvGA5jzkq6bfyZpRp+k3B0C3M7zjU
+-----END CERTIFICATE-----
+`;
 /** base64, as a kubeconfig's *-data fields hold their PEM text. */
 export function base64(text: string): string {
   return Buffer.from(text).toString('base64');
