@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { underDeno } from '../adapters/peer-install.ts';
 import { startForwardProxy } from './doubles/forward-proxy.ts';
-import { CN_ONLY_CERT, SERVER_KEY } from './k8s/tls.ts';
+import { CN_ONLY_CERT, IPV6_LOOPBACK_CERT, SERVER_KEY } from './k8s/tls.ts';
 import { CA_CERT, ISSUED_CERT, ISSUED_KEY, startServerWith } from './k8s/untrusted-tls.ts';
 
 const CLIENT_NODES = [
@@ -90,4 +90,27 @@ describe("an https:// proxy's certificate is checked for the proxy's name as kub
       expect(proxy.seen).toEqual([]);
     },
   );
+});
+
+describe('an https:// proxy named by an IPv6 address (https://[::1]:port)', () => {
+  const closing: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close();
+  });
+
+  it.each(CLIENT_NODES)('with client-node %s, is connected to, its certificate checked against that address', async (_version, child) => {
+    const api = await startServerWith(ISSUED_CERT);
+    closing.push(api.close);
+    const proxy = await startForwardProxy({
+      hosts: { '127.0.0.1': '127.0.0.1' },
+      tls: { cert: IPV6_LOOPBACK_CERT, key: SERVER_KEY },
+      listen: '::1',
+    });
+    closing.push(proxy.close);
+    // the server's `{}` is no IPAddress: what matters is that it answered, through the proxy
+    expect(await getThrough(api.url, proxy.url, IPV6_LOOPBACK_CERT, child)).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /,
+    );
+    expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT ${new URL(api.url).host}`]);
+  });
 });

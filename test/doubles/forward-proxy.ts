@@ -21,6 +21,8 @@ export interface ForwardProxyOptions {
   tls?: { cert: string; key: string };
   /** Answer 407 to a request or CONNECT whose Proxy-Authorization is not this, as a proxy asking for a login. */
   proxyAuthorization?: string;
+  /** The address to listen on: 127.0.0.1 unless given (e.g. ::1). */
+  listen?: string;
 }
 
 /** One request the proxy got: `GET http://apiserver.test:1234/api` or `CONNECT apiserver.test:1234`, with its headers. */
@@ -30,7 +32,7 @@ export interface ProxiedRequest {
 }
 
 export interface ForwardProxy {
-  /** e.g. http://127.0.0.1:40123 */
+  /** e.g. http://127.0.0.1:40123, https://[::1]:40123 */
   url: string;
   seen: ProxiedRequest[];
   close(): Promise<void>;
@@ -91,9 +93,11 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<F
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listen = options.listen ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, listen, resolve));
+  const host = listen.includes(':') ? `[${listen}]` : listen;
   return {
-    url: `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${host}:${(server.address() as AddressInfo).port}`,
     seen,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
 // TLS material for tests: an API server's self-signed certificate for 127.0.0.1 and its key, a
-// client certificate with its key, a key that belongs to neither, and a certificate named by its
-// common name only (P-256; self-signed with openssl ca -selfsign -startdate/-enddate, valid from
+// client certificate with its key, a key that belongs to neither, a certificate named by its common
+// name only, and one for ::1 (P-256; self-signed with openssl ca -selfsign -startdate/-enddate, valid from
 // 2020-01-01 to 2120-01-01, so that a machine whose clock is years behind or ahead takes them
 // too). Test material only: it secures nothing.
 import { createServer, type Server } from 'node:https';
@@ -63,6 +63,22 @@ dmFK9NZzdG+lxBmb6fH4CiT4Pl4it0+11U2e5NOG0LLUDxVg2/sJ8Lyn8U4VUiCv
 MAoGCCsGAQUFBwMBMB0GA1UdDgQWBBQQnz/noWfcFVuoiZt/fPp3lsmTxjAKBggq
 hkjOPQQDAgNIADBFAiEAhYwCNBerlWfMgUKqmQ30D14Zlwm1YQsrZIEHw2gGTZMC
 IFZQc1GHsfeNWE5mvGA5jzkq6bfyZpRp+k3B0C3M7zjU
+-----END CERTIFICATE-----
+`;
+/**
+ * A self-signed certificate for ::1 (an IP subject alternative name), not marked a CA, as
+ * CN_ONLY_CERT. Key: SERVER_KEY.
+ */
+export const IPV6_LOOPBACK_CERT = `-----BEGIN CERTIFICATE-----
+MIIBfjCCASSgAwIBAgIBDzAKBggqhkjOPQQDAjAOMQwwCgYDVQQDDAM6OjEwIBcN
+MjAwMTAxMDAwMDAwWhgPMjEyMDAxMDEwMDAwMDBaMA4xDDAKBgNVBAMMAzo6MTBZ
+MBMGByqGSM49AgEGCCqGSM49AwEHA0IABMPlqBVOPVmEl0iwdmFK9NZzdG+lxBmb
+6fH4CiT4Pl4it0+11U2e5NOG0LLUDxVg2/sJ8Lyn8U4VUiCv7aIdUOCjcTBvMAwG
+A1UdEwEB/wQCMAAwDgYDVR0PAQH/BAQDAgeAMBMGA1UdJQQMMAoGCCsGAQUFBwMB
+MB0GA1UdDgQWBBQQnz/noWfcFVuoiZt/fPp3lsmTxjAbBgNVHREEFDAShxAAAAAA
+AAAAAAAAAAAAAAABMAoGCCqGSM49BAMCA0gAMEUCIQCMexekcqbeYkIopT2lcLAl
+4iByvhw0fOkgRJHM1yG9dgIgKYf0zsbIel1cLO6sUMU6HymwxZ1ohOgFvtSQs5Ft
+jC4=
 -----END CERTIFICATE-----
 `;
 /** base64, as a kubeconfig's *-data fields hold their PEM text. */
