@@ -661,6 +661,22 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     },
   );
 
+  // Regression: with client-node 1.x, an http:// proxy named by an IPv6 address was looked up as
+  // the host name "[::1]" (hpagent passes the URL's brackets on): every request failed with
+  // "cannot reach the proxy at http://[::1]:port (…): host not found (ENOTFOUND)"
+  it.each(BOTH_CLIENT_NODES)(
+    'with client-node %s, an http:// proxy named by an IPv6 address (http://[::1]:port) is connected to',
+    async (_version, Config) => {
+      const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' }, listen: '::1' });
+      closing.push(proxy.close);
+      const kc = kubeConfigFor(server, TEST_TOKEN, { proxyUrl: proxy.url, Config });
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
+      expect(proxy.seen.length).toBe(1);
+    },
+  );
+
   // Regression: with client-node 1.x, such a proxy was said as the API server out of reach
   // ("fetch failed: connect ECONNREFUSED 127.0.0.1:9 (the API server at …)"): the socks library
   // keeps the words of the failure only, not its code

@@ -29,12 +29,15 @@
 // connection — refused, not TLS, a certificate — is marked as the proxy's (`failedAtProxy`), so
 // that the message names the proxy instead of the API server (tls-material.ts); so is one on the
 // connection client-node 1.x's agent opens to the proxy (`markingProxyFailures`). client-node
-// 1.x's agent (hpagent's) gives TLS the address of an https:// proxy named by one as the server
-// name: Node warns, Deno refuses it; such a proxy is connected to without a name there
-// (`tlsToProxyAsKubectl`). Its agent for a SOCKS proxy (socks-proxy-agent's) looked a proxy named
-// by an IPv6 address up as a host name, brackets and all: it is given the address
-// (`socksProxyByAddress`); and the failures of its connection to the proxy, whose code the socks
+// 1.x's agent (hpagent's) checks an https:// proxy's names as Node does: they are checked as
+// kubectl checks them there too (`tlsToProxyAsKubectl`); it looked a proxy named by an IPv6
+// address up as a host name, brackets and all, and gives TLS the address of an https:// proxy
+// named by one as the server name (Node warns, Deno refuses it): such a proxy is connected to at
+// its address, without a name (`proxyByAddress`). Its agent for a SOCKS proxy
+// (socks-proxy-agent's) did the same lookup: it is given the address (`socksProxyByAddress`);
+// and the failures of its connection to the proxy, whose code the socks
 // library drops, are given the one their message names (`markingSocksFailures`).
+import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { requireFromClientNode } from './client-node-check.ts';
@@ -340,51 +343,68 @@ export function markingSocksFailures<A>(agent: A): A {
 interface ProxyAgent1x extends OpensConnections {
   proxy?: unknown;
   keepAlive?: boolean;
-  proxyRequestOptions?: Record<string, unknown>;
+  proxyRequestOptions?: { headers?: Record<string, string>; [option: string]: unknown };
 }
 
 /**
- * `agent`, client-node 1.x's http.Agent of one request, opening its TLS connection to an https://
- * proxy as kubectl opens it: the names in the proxy's certificate checked as kubectl checks them
- * (checkServerIdentityAsKubectl), where 1.x's agent for a proxy (hpagent's) left them to Node's
- * check, which takes the common name of a certificate without a subject alternative name; and,
- * to a proxy named by an IP address, without a TLS server name, the certificate checked against
- * that address (SNI takes names only, RFC 6066 3; Go leaves it out too). hpagent's agent gives
- * TLS the proxy's host as the server name, an address included: Node warns (DEP0123) on the
- * process's stderr, and Deno refuses it ("options.servername must not be an IP address"), so no
- * request went through such a proxy. Its connection is opened here as hpagent opens it (a CONNECT
- * to the server's host and port, the proxy URL's credentials as Proxy-Authorization, TLS with an
- * https:// server over the tunnel as 1.x's https.Agent opens it), but for the server name. Any
- * other agent is returned as it is.
+ * `agent`, client-node 1.x's http.Agent of one request, with the names in an https:// proxy's
+ * certificate checked as kubectl checks them (checkServerIdentityAsKubectl): 1.x's agent for a
+ * proxy (hpagent's) left them to Node's check, which takes the common name of a certificate
+ * without a subject alternative name. Any other agent is returned as it is.
  * @internal
  */
 export function tlsToProxyAsKubectl<A>(agent: A): A {
   const hp = agent as ProxyAgent1x | null;
   const proxy = hp?.proxy;
   if (!(proxy instanceof URL) || proxy.protocol !== 'https:' || typeof hp!.createConnection !== 'function') return agent;
-  // hpagent passes these on to the https.request of its CONNECT, and so to TLS
+  // hpagent passes these on to the https.request of its CONNECT, and so to TLS (proxyByAddress too)
   hp!.proxyRequestOptions = { ...hp!.proxyRequestOptions, checkServerIdentity: checkServerIdentityAsKubectl };
+  return agent;
+}
+
+/**
+ * `agent`, client-node 1.x's http.Agent of one request, connecting to an http:// or https://
+ * proxy named by an IP address at that address, and to an https:// one without a TLS server name,
+ * the certificate checked against that address (SNI takes names only, RFC 6066 3; Go leaves it
+ * out too). 1.x's agent for a proxy (hpagent's) gives the URL's host as it is: an IPv6 address in
+ * its brackets, looked up as a host name ("[::1]": ENOTFOUND), so no request went through such a
+ * proxy; and, to TLS, the address as the server name: Node warns (DEP0123) on the process's
+ * stderr, and Deno refuses it ("options.servername must not be an IP address"). Its connection is
+ * opened here as hpagent opens it (a CONNECT to the server's host and port with its
+ * proxyRequestOptions, the proxy URL's credentials as Proxy-Authorization, TLS with an https://
+ * server over the tunnel as 1.x's https.Agent opens it), but for the host and the server name.
+ * Any other agent is returned as it is.
+ * @internal
+ */
+export function proxyByAddress<A>(agent: A): A {
+  const hp = agent as ProxyAgent1x | null;
+  const proxy = hp?.proxy;
+  if (!(proxy instanceof URL) || typeof hp!.createConnection !== 'function') return agent;
+  if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') return agent;
   const host = proxy.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) === 0) return agent;
   const authorization = proxyAuthorization(proxy);
+  const overTls = proxy.protocol === 'https:';
   hp!.createConnection = (options, callback) => {
     const { host: serverHost, port, timeout } = options as { host: string; port: string | number; timeout?: number };
-    const request = https.request({
+    const requestOptions = {
+      ...hp!.proxyRequestOptions,
       method: 'CONNECT',
       host,
       port: proxy.port,
       path: `${serverHost}:${port}`,
       setHost: false,
       headers: {
+        ...hp!.proxyRequestOptions?.headers,
         connection: hp!.keepAlive ? 'keep-alive' : 'close',
         host: `${serverHost}:${port}`,
         ...(authorization === undefined ? {} : { 'proxy-authorization': authorization }),
       },
       agent: false,
       timeout: timeout || 0,
-      servername: '', // none: the certificate is checked against `host`
-      checkServerIdentity: checkServerIdentityAsKubectl,
-    });
+    };
+    // none: the certificate is checked against `host`
+    const request = overTls ? https.request({ ...requestOptions, servername: '' }) : http.request(requestOptions);
     request.once('connect', (response, socket) => {
       request.removeAllListeners();
       socket.removeAllListeners();

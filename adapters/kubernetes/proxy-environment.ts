@@ -38,7 +38,14 @@ import { type Family, parseAddr, parsePrefix } from '../address.ts';
 import { InvalidArgumentError, nameErrorClasses } from '../errors.ts';
 import { quoteText } from '../quote.ts';
 import { isPlainHttp } from './plain-http.ts';
-import { markingProxyFailures, markingSocksFailures, proxyDispatcher, socksProxyByAddress, tlsToProxyAsKubectl } from './proxy-dispatch.ts';
+import {
+  markingProxyFailures,
+  markingSocksFailures,
+  proxyByAddress,
+  proxyDispatcher,
+  socksProxyByAddress,
+  tlsToProxyAsKubectl,
+} from './proxy-dispatch.ts';
 
 /** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). @internal */
 export interface EnvironmentProxy {
@@ -338,7 +345,8 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     proxied.createAgent = function (this: unknown, cluster, agentOptions) {
       const proxy = usableProxy(cluster);
       const agent = clientNodeAgent.call(this, plainHttpAsSent(cluster), agentOptions);
-      if (proxy?.protocol === 'http:' || proxy?.protocol === 'https:') return markingProxyFailures(tlsToProxyAsKubectl(agent));
+      if (proxy?.protocol === 'http:' || proxy?.protocol === 'https:')
+        return markingProxyFailures(proxyByAddress(tlsToProxyAsKubectl(agent)));
       return proxy === undefined ? agent : markingSocksFailures(socksProxyByAddress(agent));
     };
   }
