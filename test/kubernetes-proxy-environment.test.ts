@@ -18,6 +18,7 @@ import { closedPort, settledGet, until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import https from 'node:https';
+import net from 'node:net';
 import { inspect } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -477,6 +478,35 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     } finally {
       api.close();
     }
+  });
+
+  // Regression: a KubeConfig handing out one agent for every request (one that keeps client-node
+  // 1.x's connections alive) had it wrapped again for each: the failure of its connection to the
+  // proxy was said with "(on the connection to the proxy)" once per request made before
+  it('with client-node 1.x, an agent handed out again is not wrapped again: a failure at the proxy is said the same each time', async () => {
+    const resetting = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise<void>((resolve) => resetting.close(() => resolve())));
+    // by name: the connection to a proxy named by an address is opened anew for each agent (proxyByAddress)
+    const proxyUrl = `http://localhost:${(resetting.address() as AddressInfo).port}`;
+    let agent: unknown;
+    const createAgent = (KubeConfig1.prototype as unknown as { createAgent: (...args: unknown[]) => unknown }).createAgent;
+    class OneAgent extends KubeConfig1 {}
+    Object.defineProperty(OneAgent.prototype, 'createAgent', {
+      writable: true,
+      value(this: unknown, ...args: unknown[]) {
+        agent ??= createAgent.apply(this, args);
+        return agent;
+      },
+    });
+    const kc = kubeConfigFor(server, TEST_TOKEN, { proxyUrl, Config: OneAgent as unknown as typeof KubeConfigNow });
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    opened.push(store);
+    const said: string[] = [];
+    for (let i = 0; i < 3; i++) said.push(((await store.get('10.96.0.10').catch((e: unknown) => e)) as Error).message);
+    expect(said[0]).toContain(`the connection to the proxy at ${proxyUrl} (proxy-url of cluster "double" in the kubeconfig) failed: `);
+    expect(said[0]!.split('(on the connection to the proxy)').length).toBe(2);
+    expect(said).toEqual([said[0], said[0], said[0]]);
   });
 
   it.each([

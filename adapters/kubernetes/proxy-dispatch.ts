@@ -262,6 +262,15 @@ interface OpensConnections {
 }
 
 /**
+ * The agents markingProxyFailures marks the failures of, and those markingSocksFailures gives a
+ * code: an agent handed out again (by a KubeConfig that keeps one for its requests) is not
+ * wrapped again, which would say the failure's words once more, and add a wrapper, for each
+ * request made before.
+ */
+const markingAtProxy = new WeakSet<object>();
+const givingSocksCodes = new WeakSet<object>();
+
+/**
  * The words that end the message of a failure of client-node 1.x's connection to the proxy
  * (markingProxyFailures): node-fetch keeps an error's message and code only, not the error.
  */
@@ -287,7 +296,8 @@ export function withoutProxyWords(message: string): string {
 export function markingProxyFailures<A>(agent: A): A {
   const opens = agent as OpensConnections | null;
   const create = opens?.createConnection;
-  if (typeof create !== 'function') return agent;
+  if (typeof create !== 'function' || markingAtProxy.has(opens!)) return agent;
+  markingAtProxy.add(opens!);
   opens!.createConnection = function (this: unknown, options, callback) {
     return create.call(this, options, (err, socket) => {
       if (err === null || /^Bad response: \d+$/.test(err.message)) return callback(err, socket);
@@ -326,7 +336,8 @@ interface ConnectsItself {
 export function markingSocksFailures<A>(agent: A): A {
   const opens = agent as ConnectsItself | null;
   const connect = opens?.connect;
-  if (typeof connect !== 'function') return agent;
+  if (typeof connect !== 'function' || givingSocksCodes.has(opens!)) return agent;
+  givingSocksCodes.add(opens!);
   opens!.connect = async function (this: unknown, req, options) {
     try {
       return await connect.call(this, req, options);

@@ -485,6 +485,12 @@ interface OpensItsConnections {
 }
 
 /**
+ * The agents checkingTheHostConnectedTo checks: one handed out again (by a KubeConfig that keeps
+ * one for its requests) is not wrapped again, which would add a wrapper for each request made.
+ */
+const checkingHosts = new WeakSet<object>();
+
+/**
  * `agent`, client-node 1.x's http.Agent of one request, checking the names in a server's
  * certificate against the host it connects to (the tls-server-name when there is one), when it
  * is socks-proxy-agent's: that opens TLS over the proxy's connection with neither the host nor,
@@ -495,7 +501,8 @@ interface OpensItsConnections {
 function checkingTheHostConnectedTo<A>(agent: A): A {
   const opens = agent as OpensItsConnections | null;
   const connect = opens?.connect;
-  if (typeof connect !== 'function') return agent;
+  if (typeof connect !== 'function' || checkingHosts.has(opens!)) return agent;
+  checkingHosts.add(opens!);
   opens!.connect = function (this: unknown, req, options) {
     const name = typeof options.servername === 'string' && options.servername !== '' ? options.servername : options.host;
     if (typeof name !== 'string') return connect.call(this, req, options);
