@@ -46,6 +46,19 @@ describe('withReusedConnections', () => {
     const b = dispatcherFor(kc, { passphrase: 'p\0servername\0string:x', servername: 'y' });
     expect(b).not.toBe(a);
   });
+
+  // Regression: a function was told by its source text, so two closures of one source (a check
+  // of the server's certificate pinned to another key, say) shared the first one's dispatcher
+  it('a function among the options is told by its identity: two closures of one source never share a dispatcher', () => {
+    const kc = withReusedConnections(makingNew() as unknown as KubeConfig);
+    const pinnedTo = (key: string) => (_host: string, cert: { pubkey?: string }) =>
+      cert.pubkey === key ? undefined : new Error('not pinned');
+    const one = pinnedTo('a');
+    const first = dispatcherFor(kc, { checkServerIdentity: one });
+    expect(dispatcherFor(kc, { checkServerIdentity: one })).toBe(first);
+    expect(String(pinnedTo('b'))).toBe(String(one));
+    expect(dispatcherFor(kc, { checkServerIdentity: pinnedTo('b') })).not.toBe(first);
+  });
 });
 
 /** A dispatcher as undici's, that records what is asked of it. */

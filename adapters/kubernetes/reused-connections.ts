@@ -228,9 +228,11 @@ function routeKey(cluster: Cluster | null): string {
 /**
  * What makes two requests' dispatchers interchangeable: the server (its scheme decides how a
  * proxy is asked), the proxy, and every TLS option client-node passes (CA, client certificate and
- * key, passphrase, server name, verification). Hashed, so that the key material is not held a
- * second time in the map's keys. Each part goes in with its length: a separator alone could be
- * inside a value (a NUL byte in a key file), and two different settings would then hash the same.
+ * key, passphrase, server name, verification; a function, as the check of the server's names, by
+ * its identity, as two closures of one source text may check differently). Hashed, so that the
+ * key material is not held a second time in the map's keys. Each part goes in with its length: a
+ * separator alone could be inside a value (a NUL byte in a key file), and two different settings
+ * would then hash the same.
  */
 function dispatcherKey(cluster: Cluster | null, agentOptions: Record<string, unknown>): string {
   const hash = createHash('sha256');
@@ -245,11 +247,23 @@ function dispatcherKey(cluster: Cluster | null, agentOptions: Record<string, unk
     else if (Array.isArray(value)) {
       hash.update(`a${value.length}:`);
       for (const [i, v] of value.entries()) add(`${name}[${i}]`, v);
-    } else if (typeof value === 'object') part('o', JSON.stringify(value));
+    } else if (typeof value === 'function') part('f', String(functionId(value)));
+    else if (typeof value === 'object') part('o', JSON.stringify(value));
     else part(typeof value, String(value));
   };
   add('server', cluster?.server);
   add('proxy', cluster?.proxyUrl);
   for (const name of Object.keys(agentOptions).sort()) add(name, agentOptions[name]);
   return hash.digest('base64');
+}
+
+/** A number for each function met among the options (dispatcherKey), given as it is first met. */
+const functionIds = new WeakMap<object, number>();
+let functionsMet = 0;
+
+/** The number of `f` in functionIds, given now when it has none. */
+function functionId(f: object): number {
+  let id = functionIds.get(f);
+  if (id === undefined) functionIds.set(f, (id = functionsMet++));
+  return id;
 }
