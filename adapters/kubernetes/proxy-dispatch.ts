@@ -80,8 +80,12 @@ interface Socks {
         proxy: { host: string; port: number; type: 5; userId?: string; password?: string };
         command: 'connect';
         destination: { host: string; port: number };
+        timeout: number;
       },
-      callback: (err: Error | null, info?: { socket: { setKeepAlive(enable: boolean, delay: number): unknown } }) => void,
+      callback: (
+        err: Error | null,
+        info?: { socket: { setNoDelay(enable: boolean): unknown; setKeepAlive(enable: boolean, delay: number): unknown } },
+      ) => void,
     ): unknown;
   };
 }
@@ -129,6 +133,14 @@ export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record
 }
 
 /**
+ * How long the connection through a SOCKS5 proxy may take, from the TCP connection to the proxy to
+ * its answer that it connected to the server: undici's connect timeout for a connection of its
+ * own (buildConnector), where the socks library waits 30 s. The socks library's failure then is
+ * "Proxy connection timed out". @internal
+ */
+export const SOCKS_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
  * Requests sent through the SOCKS5 proxy `proxy`: a connection to the server's host and port
  * through it (the host handed to the proxy as written, a name for the proxy to resolve), and,
  * for an https:// server, TLS over it with `agentOptions` as undici's connector opens it to a
@@ -147,9 +159,12 @@ function socksDispatcher(proxy: URL, agentOptions: Record<string, unknown>): unk
       // the host as undici gives it: an IPv6 address without its brackets
       const { hostname, port: serverPort, protocol } = options as { hostname: string; port: string; protocol: string };
       const destination = { host: hostname, port: Number(serverPort || (protocol === 'https:' ? 443 : 80)) };
-      SocksClient.createConnection({ proxy: socksProxy, command: 'connect', destination }, (err, info) => {
+      const request = { proxy: socksProxy, command: 'connect' as const, destination, timeout: SOCKS_CONNECT_TIMEOUT_MS };
+      SocksClient.createConnection(request, (err, info) => {
         if (err !== null) return callback(withoutPassword(err), null);
-        // client-node's (and client-go's) keep-alive probe delay
+        // as undici's connector sets its own connections (core/connect.js), and client-node's
+        // (and client-go's) keep-alive probe delay
+        info!.socket.setNoDelay(true);
         info!.socket.setKeepAlive(true, 30_000);
         if (protocol !== 'https:') return callback(null, info!.socket);
         tls({ ...options, httpSocket: info!.socket }, callback);

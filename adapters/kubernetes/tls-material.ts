@@ -33,7 +33,13 @@ import { quoteText, showUnseen } from '../quote.ts';
 import { cutMessage } from './bodies.ts';
 import { causeChain, type ErrorLink, messages, redirectedTo } from './errors.ts';
 import { checkServerIdentityAsKubectl } from './kubectl-name-check.ts';
-import { failedAtProxy, ProxyAuthenticationRequired, socksFailureCode, withoutProxyWords } from './proxy-dispatch.ts';
+import {
+  failedAtProxy,
+  ProxyAuthenticationRequired,
+  SOCKS_CONNECT_TIMEOUT_MS,
+  socksFailureCode,
+  withoutProxyWords,
+} from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
 
 /**
@@ -113,6 +119,12 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
     const socks = causeChain(err).find(isSocksClientError);
     if (socks !== undefined) {
+      if (socks.message === 'Proxy connection timed out') {
+        return (
+          `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination} within ${SOCKS_CONNECT_TIMEOUT_MS / 1000} s: ` +
+          `it did not answer, or did not reach ${destination}, in that time`
+        );
+      }
       const code = socksFailureCode(String(socks.message));
       if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
         return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[code]} (${code})`;
