@@ -666,11 +666,23 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
       const refusing = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
       opened.push(refusing);
       const err = await refusing.get('10.96.0.10').catch((e: unknown) => e);
+      // Regression: said as the socks library's words, `did not connect to the API server: "Socks5 Authentication failed"`
       expect((err as Error).message).toBe(
-        `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${at} was not sent: the proxy at ${socks.url} ` +
-          '(proxy-url of cluster "double" in the kubeconfig) did not connect to the API server: "Socks5 Authentication failed"',
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${at} was not sent: the SOCKS5 proxy at ${socks.url} ` +
+          '(proxy-url of cluster "double" in the kubeconfig) refused the user name and password in the proxy URL (RFC 1929): ' +
+          'set the ones it takes there, as in socks5://user:password@proxy.example:1080',
       );
       expect(inspect(err, { depth: 20 })).not.toContain('wr0ng-pw');
+      // none at all, to a proxy that asks for them: said so (before, as the socks library's words,
+      // "Received invalid Socks5 initial handshake (no accepted authentication type)")
+      kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: socks.url }));
+      const anonymous = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(anonymous);
+      expect(((await anonymous.get('10.96.0.10').catch((e: unknown) => e)) as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the request to ${at} was not sent: the SOCKS5 proxy at ${socks.url} ` +
+          '(proxy-url of cluster "double" in the kubeconfig) takes no connection without a login, and the proxy URL holds no ' +
+          'user name: set one and its password there, as in socks5://user:password@proxy.example:1080',
+      );
     },
   );
 

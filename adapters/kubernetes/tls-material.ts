@@ -117,6 +117,8 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     }
     const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
+    const login = socksLoginRefused(err, proxy);
+    if (login !== undefined) return `the SOCKS5 proxy at ${shownProxy(proxy)} (${field}) ${login}`;
     const socks = causeChain(err).find(isSocksClientError);
     if (socks !== undefined) {
       if (socks.message === 'Proxy connection timed out') {
@@ -132,9 +134,9 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination}: ${quoteText(String(socks.message))}`;
     }
     // client-node 1.x: node-fetch keeps only the socks library's message, inside its own (a
-    // refused connection, or refused credentials)
+    // refused connection; refused credentials are said above)
     const refusal = causeChain(err)
-      .map((e) => /Socks[45] proxy rejected connection - \w+|Socks5 Authentication failed/.exec(String(e.message))?.[0])
+      .map((e) => /Socks[45] proxy rejected connection - \w+/.exec(String(e.message))?.[0])
       .find((text) => text !== undefined);
     if (refusal !== undefined)
       return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination}: ${quoteText(refusal)}`;
@@ -150,6 +152,37 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (untrusted !== undefined) return untrusted;
   }
   return user ? clientCertificateProblem(user) : undefined;
+}
+
+/**
+ * The socks library's words for a SOCKS5 proxy that refused the user name and password it was
+ * given (RFC 1929), and for one that took none of the ways to log in offered (RFC 1928: no login,
+ * and a user name and password when the proxy URL holds them, as Go offers them).
+ */
+const SOCKS_LOGIN_FAILED = 'Socks5 Authentication failed';
+const SOCKS_NO_ACCEPTED_LOGIN = 'Received invalid Socks5 initial handshake (no accepted authentication type)';
+
+/**
+ * What a SOCKS5 proxy (its URL, `proxy`) refused of the login, as the end of a sentence "the
+ * SOCKS5 proxy at … (…) …", when `err` is that refusal, with client-node 2.x (the socks library's
+ * error) or 1.x (its words inside node-fetch's): what the proxy URL should hold instead. Undefined
+ * for any other failure.
+ */
+function socksLoginRefused(err: unknown, proxy: string): string | undefined {
+  const said = causeChain(err).map((e) => String(e.message));
+  const example = 'as in socks5://user:password@proxy.example:1080';
+  if (said.some((text) => text.includes(SOCKS_LOGIN_FAILED))) {
+    return `refused the user name and password in the proxy URL (RFC 1929): set the ones it takes there, ${example}`;
+  }
+  if (!said.some((text) => text.includes(SOCKS_NO_ACCEPTED_LOGIN))) return undefined;
+  const url = parsed(() => new URL(proxy));
+  if (url !== undefined && url.username === '' && url.password === '') {
+    return `takes no connection without a login, and the proxy URL holds no user name: set one and its password there, ${example}`;
+  }
+  return (
+    'takes neither a connection without a login nor the user name and password in the proxy URL (RFC 1929): it asks for ' +
+    'another way to log in, which kubectl does not offer either'
+  );
 }
 
 /**
