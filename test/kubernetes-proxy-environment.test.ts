@@ -483,31 +483,34 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
   // Regression: a KubeConfig handing out one agent for every request (one that keeps client-node
   // 1.x's connections alive) had it wrapped again for each: the failure of its connection to the
   // proxy was said with "(on the connection to the proxy)" once per request made before
-  it('with client-node 1.x, an agent handed out again is not wrapped again: a failure at the proxy is said the same each time', async () => {
-    const resetting = net.createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
-    closing.push(() => new Promise<void>((resolve) => resetting.close(() => resolve())));
-    // by name: the connection to a proxy named by an address is opened anew for each agent (proxyByAddress)
-    const proxyUrl = `http://localhost:${(resetting.address() as AddressInfo).port}`;
-    let agent: unknown;
-    const createAgent = (KubeConfig1.prototype as unknown as { createAgent: (...args: unknown[]) => unknown }).createAgent;
-    class OneAgent extends KubeConfig1 {}
-    Object.defineProperty(OneAgent.prototype, 'createAgent', {
-      writable: true,
-      value(this: unknown, ...args: unknown[]) {
-        agent ??= createAgent.apply(this, args);
-        return agent;
-      },
-    });
-    const kc = kubeConfigFor(server, TEST_TOKEN, { proxyUrl, Config: OneAgent as unknown as typeof KubeConfigNow });
-    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
-    opened.push(store);
-    const said: string[] = [];
-    for (let i = 0; i < 3; i++) said.push(((await store.get('10.96.0.10').catch((e: unknown) => e)) as Error).message);
-    expect(said[0]).toContain(`the connection to the proxy at ${proxyUrl} (proxy-url of cluster "double" in the kubeconfig) failed: `);
-    expect(said[0]!.split('(on the connection to the proxy)').length).toBe(2);
-    expect(said).toEqual([said[0], said[0], said[0]]);
-  });
+  it.each(['localhost', '127.0.0.1'])(
+    'with client-node 1.x, an agent handed out again is not wrapped again: a failure at the proxy %s is said the same each time',
+    async (host) => {
+      const resetting = net.createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+      closing.push(() => new Promise<void>((resolve) => resetting.close(() => resolve())));
+      // by name (hpagent's connection) and by address (proxyByAddress's)
+      const proxyUrl = `http://${host}:${(resetting.address() as AddressInfo).port}`;
+      let agent: unknown;
+      const createAgent = (KubeConfig1.prototype as unknown as { createAgent: (...args: unknown[]) => unknown }).createAgent;
+      class OneAgent extends KubeConfig1 {}
+      Object.defineProperty(OneAgent.prototype, 'createAgent', {
+        writable: true,
+        value(this: unknown, ...args: unknown[]) {
+          agent ??= createAgent.apply(this, args);
+          return agent;
+        },
+      });
+      const kc = kubeConfigFor(server, TEST_TOKEN, { proxyUrl, Config: OneAgent as unknown as typeof KubeConfigNow });
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      const said: string[] = [];
+      for (let i = 0; i < 3; i++) said.push(((await store.get('10.96.0.10').catch((e: unknown) => e)) as Error).message);
+      expect(said[0]).toContain(`the connection to the proxy at ${proxyUrl} (proxy-url of cluster "double" in the kubeconfig) failed: `);
+      expect(said[0]!.split('(on the connection to the proxy)').length).toBe(2);
+      expect(said).toEqual([said[0], said[0], said[0]]);
+    },
+  );
 
   it.each([
     ['HTTP_PROXY', 'socks4://127.0.0.1:1080', 'environment variable HTTP_PROXY'],

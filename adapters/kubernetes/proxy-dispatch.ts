@@ -35,8 +35,8 @@
 // named by one as the server name (Node warns, Deno refuses it): such a proxy is connected to at
 // its address, without a name (`proxyByAddress`). Its agent for a SOCKS proxy
 // (socks-proxy-agent's) did the same lookup: it is given the address (`socksProxyByAddress`);
-// and the failures of its connection to the proxy, whose code the socks
-// library drops, are given the one their message names (`markingSocksFailures`).
+// and the failures of its connection to the proxy, whose code the socks library drops, are given
+// the one their message names (`markingSocksFailures`).
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -277,13 +277,15 @@ interface OpensConnections {
 }
 
 /**
- * The agents markingProxyFailures marks the failures of, and those markingSocksFailures gives a
- * code: an agent handed out again (by a KubeConfig that keeps one for its requests) is not
- * wrapped again, which would say the failure's words once more, and add a wrapper, for each
- * request made before.
+ * The agents markingProxyFailures marks the failures of, those markingSocksFailures gives a code,
+ * and those proxyByAddress opens the connection of: an agent handed out again (by a KubeConfig
+ * that keeps one for its requests) is not wrapped again, which would say the failure's words once
+ * more, and add a wrapper, for each request made before; nor is its connection replaced again,
+ * which would drop the marking of its failures.
  */
 const markingAtProxy = new WeakSet<object>();
 const givingSocksCodes = new WeakSet<object>();
+const connectingByAddress = new WeakSet<object>();
 
 /**
  * The words that end the message of a failure of client-node 1.x's connection to the proxy
@@ -408,7 +410,8 @@ export function proxyByAddress<A>(agent: A): A {
   if (!(proxy instanceof URL) || typeof hp!.createConnection !== 'function') return agent;
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') return agent;
   const host = proxy.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) === 0) return agent;
+  if (isIP(host) === 0 || connectingByAddress.has(hp!)) return agent;
+  connectingByAddress.add(hp!);
   const authorization = proxyAuthorization(proxy);
   const overTls = proxy.protocol === 'https:';
   hp!.createConnection = (options, callback) => {
