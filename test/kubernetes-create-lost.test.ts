@@ -175,6 +175,46 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a create whose answer was lost
     expect([d.requestsOf('create').length, d.requestsOf('get').length, names()]).toEqual([1, 1, ['10.0.0.1']]);
   });
 
+  it.each([500, 502, 503, 504])(
+    'answered %i naming no wait after the server stored it: resolves to that object, read back',
+    async (code) => {
+      d.failAfterCommit('create', code);
+      const created = await store().create(record('10.0.0.1'));
+      expect(created.uid).toBe(d.objects()[0]!.metadata.uid);
+      expect([d.requestsOf('create').length, d.requestsOf('get').length, names()]).toEqual([1, 1, ['10.0.0.1']]);
+    },
+  );
+
+  it('a proxy’s 502 with nothing stored: not there when read back, sent once more with the same fieldManager, and resolves', async () => {
+    d.failNext('create', 1, 502);
+    const created = await store().create(record('10.0.0.1'));
+    expect(created.uid).toBe(d.objects()[0]!.metadata.uid);
+    const [first, again] = d.requestsOf('create');
+    expect([d.requestsOf('create').length, d.requestsOf('get').length]).toEqual([2, 1]);
+    expect(again!.query.fieldManager).toBe(first!.query.fieldManager);
+  });
+
+  it('allocateNext after a 502 that came after the server stored the object hands out that address, leaving no object behind', async () => {
+    const s = store(true);
+    await s.waitForSync();
+    const alloc = Allocator.create('10.0.0.0/28', { store: s });
+    try {
+      d.failAfterCommit('create', 502);
+      const ip = await alloc.allocateNext(WEB);
+      expect([names(), alloc.used()]).toEqual([[ip], 1]);
+    } finally {
+      alloc.destroy();
+    }
+  });
+
+  it.each([501, 505])('answered %i: the answer stands, nothing read back', async (code) => {
+    d.failNext('create', 1, code);
+    const err = await outcome(store().create(record('10.0.0.1')));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).code).toBe(code);
+    expect([d.requestsOf('create').length, d.requestsOf('get').length, names()]).toEqual([1, 0, []]);
+  });
+
   it('a create that never went out (connection refused) is not read back: it fails as before', async () => {
     const s = store();
     await d.stopListening();

@@ -244,7 +244,8 @@ describe('KubernetesStore', () => {
 
     it('passes 5xx through as KubernetesApiError with the address and status, never headers or the token', async () => {
       const s = open({}, secure);
-      secure.failNext('create', 1, 500, 'etcdserver: request timed out');
+      // answered 500 twice: read back after each (not there), sent once more, and the 500 stands
+      secure.failNext('create', 2, 500, 'etcdserver: request timed out');
       const e1 = (await s.create(rec('10.0.0.1')).catch((e: unknown) => e)) as KubernetesApiError;
       expect(e1).toBeInstanceOf(KubernetesApiError);
       expect(e1).not.toBeInstanceOf(IPAllocatorError);

@@ -30,7 +30,8 @@
 // A request that went out and whose answer was lost — its connection dropped or reset, its
 // deadline passed after it was sent — or whose waited-out 5xx was the last answer before the
 // deadline, may have taken effect: its error is marked so (answerLost), for a create to be read
-// back (store.ts). One that failed before it went out — the credentials, the TLS material or
+// back (store.ts); so may one answered 500, 502, 503 or 504 and not sent again
+// (mayHaveTakenEffect). One that failed before it went out — the credentials, the TLS material or
 // proxy, a connection refused or a host not found, a TLS handshake, the runtime's refusal — is not.
 //
 // A connection reset or closed part-way through an answer fails the request at once, with the
@@ -65,6 +66,7 @@ import {
   KubernetesApiError,
   noteKubeconfig,
   noteRedirect,
+  redirectedTo,
   translate,
 } from './errors.ts';
 import {
@@ -176,7 +178,7 @@ export class ApiRequests {
     // (`pending` from then on until it failed or was answered in full)
     const attempt: { sent: boolean; pending: boolean; answered?: number | undefined } = { sent: false, pending: false };
     // whether a send answered with a 5xx (which does not say it went unhandled) was waited out
-    const mayHaveTakenEffect = () => waited.some((code) => code !== 429);
+    const serverErrorWaitedOut = () => waited.some((code) => code !== 429);
     // where the request was sent and where its last hop went (a redirect may lead elsewhere)
     const route = newRoute();
     let deadline: ReturnType<typeof setTimeout> | undefined;
@@ -184,7 +186,7 @@ export class ApiRequests {
       deadline = setTimeout(() => {
         const redirected = elsewhere(route);
         const error = this.timeoutError(target, waited, attempt, signal, redirected);
-        if (attempt.pending || mayHaveTakenEffect()) LOST_ANSWERS.add(error);
+        if (attempt.pending || serverErrorWaitedOut()) LOST_ANSWERS.add(error);
         // the answers waited out came from that host: the messages that name them say so
         if (redirected !== undefined) noteRedirect(error, redirected);
         controller.abort(error);
@@ -250,7 +252,7 @@ export class ApiRequests {
               e,
             );
           }
-          if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || mayHaveTakenEffect())) {
+          if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorWaitedOut())) {
             LOST_ANSWERS.add(e as object);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
@@ -372,6 +374,28 @@ const LOST_ANSWERS = new WeakSet<object>();
 export function answerLost(err: unknown): boolean {
   return typeof err === 'object' && err !== null && LOST_ANSWERS.has(err);
 }
+
+/**
+ * Whether the write that failed with `err` (a rejection of ApiRequests.run, or requestJson) may
+ * have taken effect all the same, so that its caller reads the object back: its answer was lost
+ * (answerLost), or the API server's side answered it with a 5xx that does not say it was left
+ * undone — 500 (kube-apiserver's InternalError, a storage error after etcd committed, a panic),
+ * 502 and 503 (a proxy or load balancer that lost the server behind it, or gave up waiting, after
+ * it had passed the request on; kube-apiserver's own 503s), 504 (its request timeout, which
+ * answers while the handler goes on and may still commit). 501 Not Implemented and 505 HTTP Version
+ * Not Supported (and any other 5xx: 507, 511, …) say the request was not understood or not
+ * served: nothing was done. A 5xx that came from the host a redirect took the request to says
+ * nothing of the API server, which answered the redirect: nothing was done there either.
+ * @internal
+ */
+export function mayHaveTakenEffect(err: unknown): boolean {
+  if (answerLost(err)) return true;
+  const code = err instanceof KubernetesApiError ? err.code : httpCode(err);
+  return code !== undefined && MAY_HAVE_COMMITTED.has(code) && redirectedTo(err) === undefined;
+}
+
+/** The 5xx statuses a write may have taken effect under (mayHaveTakenEffect). */
+const MAY_HAVE_COMMITTED = new Set([500, 502, 503, 504]);
 
 /**
  * The error codes of a connection that was never made, or never secured: nothing of the request

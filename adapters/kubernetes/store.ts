@@ -3,7 +3,7 @@
 //
 //   create → POST   /apis/networking.k8s.io/{v1|v1beta1}/ipaddresses         409 → AlreadyExistsError
 //            (?fieldManager=ipallocator-<random>: its own mark, read back after a 409 to a
-//            resend, or after a lost answer: GET by name)
+//            resend, or after a lost answer or a 5xx that may have stored it: GET by name)
 //   delete → DELETE /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → NotFoundError
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
@@ -43,7 +43,7 @@ import {
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, malformedAnswer, translate } from './errors.ts';
-import { answerLost, ApiRequests, requestTimeoutOption } from './requests.ts';
+import { ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
@@ -169,7 +169,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * Creates the IPAddress; 409 → AlreadyExistsError — except when the create was sent again after
    * a 5xx and the object there is the one its earlier send stored (read back: it carries this
    * create's own fieldManager), which is then the success. A create whose answer was lost after it
-   * went out (its connection dropped, its deadline passed) reads the object back too: its own is
+   * went out (its connection dropped, its deadline passed), or that was answered 500, 502, 503 or
+   * 504 and not sent again (mayHaveTakenEffect), reads the object back too: its own is
    * the success, another's AlreadyExistsError; none there, it is sent once more. A read-back that
    * fails rejects with a KubernetesApiError saying that whether the object was created is unknown.
    * The created record is in the cache when this resolves (read-your-writes).
@@ -222,8 +223,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             created = found.own;
             break;
           }
-          // Sent, and its answer lost (the connection dropped, the deadline passed): read back.
-          if (!answerLost(err)) throw e;
+          // Sent, and its answer lost (the connection dropped, the deadline passed) or a 5xx that
+          // does not say it was left undone (mayHaveTakenEffect): read back.
+          if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readBack(body, manager);
           if (found.failed !== undefined) throw outcomeUnknown(e, found.failed);
           if (found.other) throw new AlreadyExistsError(record.name);

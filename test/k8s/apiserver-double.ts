@@ -61,6 +61,9 @@
 //                               watch event sent), then is answered 500 ServerTimeout with
 //                               Retry-After: 1, as when etcd committed the write but answered
 //                               too late (storage.NewTimeoutError → errors.NewServerTimeout)
+//   failAfterCommit(verb, code) the next create or delete takes effect, then is answered `code`
+//                               (502 by default) naming no wait: a proxy's 502 or 503 once the
+//                               server had done the work, a 500 or 504 written after the commit
 //   dropAfterCommit(verb)       the next create or delete takes effect, then its connection is
 //                               dropped without an answer (the answer lost on the way)
 //   dropBeforeCommit(verb)      the next create or delete is read, then its connection is dropped
@@ -541,6 +544,8 @@ export class ApiServerDouble {
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
   private readonly dropsAfterCommit = new Set<Verb>();
+  /** Verbs whose next request takes effect and is then answered with a 5xx naming no wait (failAfterCommit), by code. */
+  private readonly failsAfterCommit = new Map<Verb, number>();
   /** Verbs whose next request is dropped unanswered before it takes effect (dropBeforeCommit). */
   private readonly dropsBeforeCommit = new Set<Verb>();
   private watchLagMs = 0;
@@ -713,6 +718,16 @@ export class ApiServerDouble {
    */
   timeOutAfterCommit(verb: 'create' | 'delete'): void {
     this.timeOutsAfterCommit.add(verb);
+  }
+
+  /**
+   * The next `verb` request (create or delete) takes effect — the object stored or deleted, its
+   * watch event sent — and is then answered `code` with a Status naming no wait (no Retry-After):
+   * a proxy's 502 Bad Gateway or 503 once the server behind it had done the work, a 500 or a 504
+   * written after etcd committed.
+   */
+  failAfterCommit(verb: 'create' | 'delete', code = 502): void {
+    this.failsAfterCommit.set(verb, code);
   }
 
   /**
@@ -1103,6 +1118,13 @@ export class ApiServerDouble {
         await this.replyGate(verb);
         if (r.code === 201 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
         if (r.code === 201 && this.dropsAfterCommit.delete(verb)) return void res.socket?.destroy();
+        const failed = r.code === 201 ? this.failsAfterCommit.get(verb) : undefined;
+        if (failed !== undefined) {
+          this.failsAfterCommit.delete(verb);
+          const status = faultStatus(failed, 'injected after commit');
+          delete status.details?.retryAfterSeconds;
+          return this.sendJSON(res, failed, status);
+        }
         return this.sendJSON(res, r.code, r.code === 201 ? this.typed(r.body as KubeObject, plural!, version!) : r.body);
       }
       case 'get': {
@@ -1117,6 +1139,13 @@ export class ApiServerDouble {
         await this.replyGate(verb);
         if (r.code === 200 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
         if (r.code === 200 && this.dropsAfterCommit.delete(verb)) return void res.socket?.destroy();
+        const failed = r.code === 200 ? this.failsAfterCommit.get(verb) : undefined;
+        if (failed !== undefined) {
+          this.failsAfterCommit.delete(verb);
+          const status = faultStatus(failed, 'injected after commit');
+          delete status.details?.retryAfterSeconds;
+          return this.sendJSON(res, failed, status);
+        }
         return this.sendJSON(res, r.code, r.body);
       }
       case 'list':
