@@ -312,12 +312,26 @@ describe.each(KINDS)('%s: faults while allocating', (kind) => {
     expect(store.cache.size).toBe(14);
   });
 
-  it('a 500 on delete: release ignores it like upstream, and the object stays (a leak left to the repair controller)', async () => {
+  it('a 500 on delete: read back, the object still there is deleted again on its uid, and the address is free', async () => {
     const { a, store } = await open(kind, V4);
     const ip = await a.allocateNext(svc('web'));
+    const uid = store.cache.get(ip)!.uid;
     d.failNext('delete', 1, 500);
+    await a.release(ip);
+    expect(d.requestsOf('delete').map((r) => (r.body as { preconditions?: unknown } | undefined)?.preconditions ?? null)).toEqual([
+      null,
+      { uid },
+    ]);
+    expect(serverNames()).toEqual([]);
+    expect(a.used()).toBe(0);
+  });
+
+  it('a 501 on delete: release ignores it like upstream, and the object stays (a leak left to the repair controller)', async () => {
+    const { a, store } = await open(kind, V4);
+    const ip = await a.allocateNext(svc('web'));
+    d.failNext('delete', 1, 501); // Not Implemented: the server did nothing
     await a.release(ip); // resolves: upstream Release logs and returns nil
-    expect(d.requestsOf('delete').length).toBe(1);
+    expect([d.requestsOf('delete').length, d.requestsOf('get').length]).toEqual([1, 0]);
     expect(serverNames()).toEqual([ip]);
     expect(await a.has(ip)).toBe(true);
     expect(a.used()).toBe(1);

@@ -255,6 +255,7 @@ describe('KubernetesStore', () => {
         'create ipaddresses.networking.k8s.io "10.0.0.1": HTTP 500 InternalError: Internal error occurred: etcdserver: request timed out',
       );
       secure.failNext('delete', 1, 503);
+      secure.failNext('get', 1, 503); // the delete's read-back
       const e2 = (await s.delete('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
       expect([e2.code, e2.reason]).toEqual([503, 'ServiceUnavailable']);
       expect(e2.message).toContain('"10.0.0.1"');

@@ -3,8 +3,10 @@
 //
 //   create → POST   /apis/networking.k8s.io/{v1|v1beta1}/ipaddresses         409 → AlreadyExistsError
 //            (?fieldManager=ipallocator-<random>: its own mark, read back after a 409 to a
-//            resend, or after a lost answer or a 5xx that may have stored it: GET by name)
+//            resend, or after a lost answer: GET by name)
 //   delete → DELETE /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → NotFoundError
+//            (after a lost answer or a 5xx that may have taken effect: read back by name, and
+//            sent once more, conditional on the uid, when the object meant is still there)
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
 // (a 404 that names no object is the API version not being served: a KubernetesApiError saying
@@ -266,8 +268,18 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * kube-apiserver's repair loop and kubectl read.
    */
   private async readBack(this: KubernetesStore, sent: IPAddressObject, manager: string): Promise<ReadBack> {
+    const found = await this.readObject(sent.metadata!.name!);
+    if (found.failed !== undefined || found.obj === undefined) return found.failed === undefined ? {} : { failed: found.failed };
+    return isOwnCreate(found.obj, sent, manager) ? { own: found.obj } : { other: true };
+  }
+
+  /**
+   * The IPAddress `name` read from the API server after a write of it lost its answer: `obj` when
+   * there is one, neither field when there is none (404), `failed`, the read's error, when the
+   * read failed or its answer is no IPAddress of that name.
+   */
+  private async readObject(this: KubernetesStore, name: string): Promise<{ obj?: IPAddressObject; failed?: Error }> {
     this.assertOpen(); // closed meanwhile: ErrDestroyed, as for every call in flight
-    const name = sent.metadata!.name!;
     let obj: unknown;
     try {
       obj = await requestJson(
@@ -283,13 +295,18 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     }
     const problem = checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`);
     if (problem !== undefined) return { failed: malformedAnswer('get', RESOURCE, name, problem) };
-    return isOwnCreate(obj as IPAddressObject, sent, manager) ? { own: obj as IPAddressObject } : { other: true };
+    return { obj: obj as IPAddressObject };
   }
 
   /**
    * Deletes the IPAddress `name`; 404 → NotFoundError. Gone from the cache when this resolves
    * (read-your-writes) — unless a finalizer holds the object: the server then only marks it for
-   * deletion, and it stays in the cache until the watch reports it gone.
+   * deletion, and it stays in the cache until the watch reports it gone. A delete whose answer was
+   * lost, or that was answered 500, 502, 503 or 504 and not sent again, reads the object back:
+   * gone, or another object (another uid) there, it resolves (that object is not deleted); the
+   * object of the uid the cache holds still there, it is sent once more naming that uid. Without
+   * a uid known, an object there leaves the failure standing; a read-back that fails rejects with
+   * a KubernetesApiError saying that whether the object was deleted is unknown.
    */
   delete(this: object, name: string): Promise<void>;
   async delete(this: KubernetesStore, name: string): Promise<void> {
@@ -315,31 +332,66 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       const malformed = (what: string) =>
         malformedAnswer('delete', RESOURCE, name, what, 'the object may have been deleted; the watch will show it');
       let outcome: DeleteOutcome;
+      // whether the send answered now names `uid` as a precondition: sent again after a 5xx, or
+      // after a read-back found the object it meant still there
       let resent = false;
-      try {
-        const reply = await requestJson(
-          this[REQUESTS],
-          { verb: 'delete', resource: RESOURCE, name },
-          (opts, afterServerError) => {
-            resent = afterServerError;
-            return this.api.deleteIPAddress(afterServerError ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
-          },
-          malformed,
-          undefined,
-          { resendAfterServerError: uid !== undefined },
-        );
-        const problem = checkDeleteAnswer(reply, 'IPAddress', name, `${GROUP}/${this.apiVersion}`);
-        if (problem !== undefined) throw malformed(problem);
-        // An object a finalizer holds is only marked for deletion: it stays in the cache (as
-        // upstream's lister keeps it, its address taken) until the watch reports it gone.
-        outcome = deleteOutcome(reply);
-      } catch (err) {
-        const e = translate(err, 'delete', RESOURCE, name, this[REQUESTS].server);
-        // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
-        // says only that the object there is not the one the cache knew, which may be stale (our
-        // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
-        if (!resent || e.name !== 'NotFoundError') throw e;
-        outcome = { finished: true, uid: uid! };
+      for (let lost = false; ; ) {
+        try {
+          const reply = await requestJson(
+            this[REQUESTS],
+            { verb: 'delete', resource: RESOURCE, name },
+            (opts, afterServerError) => {
+              resent = lost || afterServerError;
+              return this.api.deleteIPAddress(resent ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
+            },
+            malformed,
+            undefined,
+            { resendAfterServerError: uid !== undefined },
+          );
+          const problem = checkDeleteAnswer(reply, 'IPAddress', name, `${GROUP}/${this.apiVersion}`);
+          if (problem !== undefined) throw malformed(problem);
+          // An object a finalizer holds is only marked for deletion: it stays in the cache (as
+          // upstream's lister keeps it, its address taken) until the watch reports it gone.
+          outcome = deleteOutcome(reply);
+          break;
+        } catch (err) {
+          const e = translate(err, 'delete', RESOURCE, name, this[REQUESTS].server);
+          // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
+          // after a 5xx says only that the object there is not the one the cache knew, which may
+          // be stale (our own re-create it has not shown yet): it is the answer, and nothing is
+          // taken as deleted. After a read-back found the object of that uid there, it says that
+          // object went meanwhile: deleted, as meant.
+          if (resent && (e.name === 'NotFoundError' || (lost && e instanceof KubernetesApiError && e.code === 409))) {
+            outcome = { finished: true, uid: uid! };
+            break;
+          }
+          // Sent, and its answer lost (the connection dropped, the deadline passed) or a 5xx that
+          // does not say it was left undone (mayHaveTakenEffect): read back.
+          if (!mayHaveTakenEffect(err)) throw e;
+          const found = await this.readObject(name);
+          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed);
+          const there = found.obj?.metadata?.uid;
+          // Gone: deleted. Another object of that name (another uid): the one meant is gone too,
+          // and this one — another owner's allocation, made since — is not ours to delete: the
+          // caller's address is released either way.
+          if (found.obj === undefined || (uid !== undefined && there !== uid)) {
+            outcome = uid === undefined ? { finished: true } : { finished: true, uid };
+            break;
+          }
+          // Without the uid known, the object there cannot be told from one made since, which a
+          // second delete would remove: the failure stands, saying what is there.
+          if (uid === undefined) throw stillThere(e, there);
+          // The one meant, marked for deletion: a finalizer holds it (as deleteOutcome).
+          const deleting = (found.obj.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
+          if (deleting !== undefined && deleting !== null) {
+            outcome = { finished: false };
+            break;
+          }
+          // The one meant, still there: the delete did not take (or not yet). Sent once more,
+          // naming it by its uid; lost again and still there, the failure stands.
+          if (lost) throw e;
+          lost = true;
+        }
       }
       if (this.readYourWrites && outcome.finished) this[INFORMER].appliedDelete(name, outcome.uid, sent, history);
     } catch (e) {
@@ -387,26 +439,49 @@ interface ReadBack {
 }
 
 /**
- * The error of a create whose answer was lost (`lost`) and whose object could not be read back
- * (`readError`, of the get): `lost`'s own message, then that the object may exist, e.g. `create
- * ipaddresses.networking.k8s.io "10.96.0.10": no answer from https://10.0.0.1:6443 within 30000 ms
- * (requestTimeoutMs); the object may have been created, and reading it back failed: HTTP 503 …`.
- * Its fields and cause are `lost`'s.
+ * The error of a create or delete whose answer was lost (`lost`) and whose object could not be
+ * read back (`readError`, of the get): `lost`'s own message, then what may have happened, e.g.
+ * `create ipaddresses.networking.k8s.io "10.96.0.10": no answer from https://10.0.0.1:6443 within
+ * 30000 ms (requestTimeoutMs); the object may have been created, and reading it back failed: HTTP
+ * 503 …`. Its fields and cause are `lost`'s.
  */
 function outcomeUnknown(lost: Error, readError: Error): Error {
-  if (!(lost instanceof KubernetesApiError)) return lost;
+  const verb = lost instanceof KubernetesApiError ? lost.verb : undefined;
+  if (!(lost instanceof KubernetesApiError) || (verb !== 'create' && verb !== 'delete')) return lost;
   const name = lost.resourceName;
+  const what = verb === 'delete' ? 'the object may have been deleted' : 'the object may have been created';
+  return withDetail(lost, `${what}, and reading it back failed: ${detailOf(readError, 'get', name)}`);
+}
+
+/**
+ * The error of a delete whose answer was lost (`lost`), without the uid of the object it meant,
+ * when an object of that name was there when read back: `lost`'s own message, then that it is
+ * there and why it was not deleted again. Its fields and cause are `lost`'s.
+ */
+function stillThere(lost: Error, uid: string | undefined): Error {
+  if (!(lost instanceof KubernetesApiError)) return lost;
+  return withDetail(
+    lost,
+    `read back, an object of that name is there (uid ${quoteInput(uid ?? '')}); whether it is the one this delete was for ` +
+      'cannot be told (the cache does not hold the name), so it was not deleted again',
+  );
+}
+
+/** `error` (a KubernetesApiError of a create or delete) with `more` after its own message; its fields and cause kept. */
+function withDetail(error: KubernetesApiError, more: string): KubernetesApiError {
+  const verb = error.verb as 'create' | 'delete';
+  const name = error.resourceName;
   return new KubernetesApiError(
-    'create',
+    verb,
     RESOURCE,
     name,
-    lost.code,
-    lost.status,
-    `${detailOf(lost, 'create', name)}; the object may have been created, and reading it back failed: ${detailOf(readError, 'get', name)}`,
-    lost.cause,
-    lost.timeoutMs,
-    lost.resends,
-    lost.cutOffStatus,
+    error.code,
+    error.status,
+    `${detailOf(error, verb, name)}; ${more}`,
+    error.cause,
+    error.timeoutMs,
+    error.resends,
+    error.cutOffStatus,
   );
 }
 

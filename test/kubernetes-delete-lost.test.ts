@@ -1,0 +1,196 @@
+// A delete that went out and whose answer was lost — its connection dropped, its deadline passed,
+// or a 5xx naming no wait (500, 502, 503, 504) came back after the server may have done it — is
+// settled by reading the object back (GET by name): gone is the success; the object the delete
+// meant (the uid the cache knew) still there is deleted again, conditionally on that uid; another
+// object of that name (another uid) means ours is gone, and the other's is left alone. Without a
+// uid known (the cache does not hold the name) an object there is not deleted again: the failure
+// stands, saying so. A read-back that fails leaves the outcome unknown, and the error says so.
+// Real HTTP against the API-server double, with client-node 2.x and 1.x; under Deno an undici
+// client may see a dropped connection only as the deadline passing, which takes the same path.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubeConfig as KubeConfigNow } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
+import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { Allocator } from '../adapters/allocator.ts';
+import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { kubeConfigFor } from './k8s/kubeconfig.ts';
+import { until } from './k8s/helpers.ts';
+
+const WEB: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+const DB: ParentRef = { ...WEB, name: 'db' };
+const record = (name: string, parentRef: ParentRef = WEB): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef });
+
+/** Each test of this table runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
+const BOTH_CLIENT_NODES = [
+  ['2.x', KubeConfigNow],
+  ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
+] as const;
+
+/**
+ * The deadline of each request: a drop that an undici client under Deno does not see ends here,
+ * as a deadline passed after the request went out.
+ */
+const REQUEST_TIMEOUT_MS = 1500;
+
+/** What a promise settled with (its rejection, or the value it resolved to). */
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    (value) => ({ resolved: value }),
+    (err: unknown) => err,
+  );
+}
+
+let d: ApiServerDouble;
+const stores: KubernetesStore[] = [];
+beforeEach(async () => {
+  d = await ApiServerDouble.start();
+});
+afterEach(async () => {
+  for (const s of stores.splice(0)) s.close();
+  await d.close();
+});
+
+const uids = () => d.objects().map((o) => o.metadata.uid);
+const deletes = () => d.requestsOf('delete').map((r) => (r.body as { preconditions?: unknown } | undefined)?.preconditions ?? null);
+
+describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost', (_version, Config) => {
+  /** A store on the double (with its cache when `start`), closed after the test. */
+  function store(start = true, requestTimeoutMs = REQUEST_TIMEOUT_MS): KubernetesStore {
+    const s = new KubernetesStore(kubeConfigFor(d.url, undefined, { Config }), { start, requestTimeoutMs });
+    stores.push(s);
+    return s;
+  }
+
+  /** A started, synced store holding `name` in its cache (created through it), and that object's uid. */
+  async function holding(name: string, requestTimeoutMs = REQUEST_TIMEOUT_MS): Promise<{ s: KubernetesStore; uid: string }> {
+    const s = store(true, requestTimeoutMs);
+    await s.waitForSync();
+    const created = await s.create(record(name));
+    return { s, uid: created.uid! };
+  }
+
+  it('its connection dropped after the server deleted it: resolves, read back (gone), and the cache no longer holds it', async () => {
+    const { s } = await holding('10.0.0.1');
+    d.holdWatches(); // the cache learns of it from the delete, not the watch
+    d.dropAfterCommit('delete');
+    await s.delete('10.0.0.1');
+    expect([deletes(), d.requestsOf('get').map((r) => r.path), uids()]).toEqual([
+      [null],
+      ['/apis/networking.k8s.io/v1/ipaddresses/10.0.0.1'],
+      [],
+    ]);
+    expect(s.cache.get('10.0.0.1')).toBeUndefined();
+  });
+
+  it('its deadline passed while it waited out a ServerTimeout answered after the delete: resolves, read back', async () => {
+    const { s } = await holding('10.0.0.1', 300);
+    d.timeOutAfterCommit('delete'); // Retry-After: 1, longer than the deadline
+    await s.delete('10.0.0.1');
+    expect([deletes().length, d.requestsOf('get').length, uids()]).toEqual([1, 1, []]);
+  });
+
+  it.each([500, 502, 503, 504])('answered %i naming no wait after the server deleted it: resolves, read back', async (code) => {
+    const { s } = await holding('10.0.0.1');
+    d.failAfterCommit('delete', code);
+    await s.delete('10.0.0.1');
+    expect([deletes().length, d.requestsOf('get').length, uids()]).toEqual([1, 1, []]);
+  });
+
+  it('answered 501: the answer stands, nothing read back', async () => {
+    const { s } = await holding('10.0.0.1');
+    d.failNext('delete', 1, 501);
+    const err = await outcome(s.delete('10.0.0.1'));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).code).toBe(501);
+    expect([deletes().length, d.requestsOf('get').length, uids().length]).toEqual([1, 0, 1]);
+  });
+
+  it('dropped before the server deleted it: the same object read back, deleted again on its uid, and resolves', async () => {
+    const { s, uid } = await holding('10.0.0.1');
+    d.dropBeforeCommit('delete');
+    await s.delete('10.0.0.1');
+    expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 1, []]);
+  });
+
+  it('a proxy’s 502 with nothing deleted: the same object read back, deleted again on its uid, and resolves', async () => {
+    const { s, uid } = await holding('10.0.0.1');
+    d.failNext('delete', 1, 502);
+    await s.delete('10.0.0.1');
+    expect([deletes(), uids()]).toEqual([[null, { uid }], []]);
+  });
+
+  it('another object of that name there when read back: ours is gone, resolves, and the other is not deleted', async () => {
+    const { s, uid } = await holding('10.0.0.1');
+    d.dropAfterCommit('delete');
+    d.setLatency(300, 'get'); // time to put the other's object there before the read
+    const deleting = s.delete('10.0.0.1');
+    await Promise.race([until(() => d.requestsOf('get').length === 1, 'the read-back'), deleting.catch(() => {})]);
+    const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: DB } });
+    await deleting;
+    const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+    expect(otherUid).not.toBe(uid);
+    expect([deletes(), uids()]).toEqual([[null], [otherUid]]);
+  });
+
+  it('an object a finalizer holds, marked for deletion when read back: resolves, and it stays in the cache until the watch reports it gone', async () => {
+    const s = store();
+    await s.waitForSync();
+    d.insert({
+      metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4'), finalizers: ['example.com/hold'] },
+      spec: { parentRef: WEB },
+    });
+    await until(() => s.cache.get('10.0.0.1') !== undefined, 'the cache to hold it');
+    d.holdWatches();
+    d.dropAfterCommit('delete');
+    await s.delete('10.0.0.1');
+    expect([deletes().length, d.requestsOf('get').length]).toEqual([1, 1]);
+    expect(d.objects()[0]!.metadata.deletionTimestamp).toBeDefined();
+    expect(s.cache.get('10.0.0.1')).toBeDefined();
+  });
+
+  it('without the uid known (no cache), gone when read back: resolves', async () => {
+    d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
+    d.dropAfterCommit('delete');
+    await store(false).delete('10.0.0.1');
+    expect([deletes().length, d.requestsOf('get').length, uids()]).toEqual([1, 1, []]);
+  });
+
+  it('without the uid known, an object there when read back: not deleted again, and the error says it is still there', async () => {
+    d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
+    d.dropBeforeCommit('delete');
+    const err = await outcome(store(false).delete('10.0.0.1'));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toMatch(
+      /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": .+; read back, an object of that name is there \(uid "[0-9a-f-]+"\); .+ not deleted again$/,
+    );
+    expect([deletes().length, d.requestsOf('get').length, uids().length]).toEqual([1, 1, 1]);
+  });
+
+  it('the read-back failing: a KubernetesApiError that says the object may have been deleted, and why it was not read', async () => {
+    const { s } = await holding('10.0.0.1');
+    d.dropAfterCommit('delete');
+    d.failNext('get', 1, 503);
+    const err = await outcome(s.delete('10.0.0.1'));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toMatch(
+      /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": .+; the object may have been deleted, and reading it back failed: HTTP 503 /,
+    );
+  });
+
+  it('release through an Allocator frees the address at once and tells onDeleteError nothing, where it was told the network error', async () => {
+    const s = store();
+    await s.waitForSync();
+    const alloc = Allocator.create('10.0.0.0/28', { store: s });
+    try {
+      await alloc.allocate('10.0.0.5', WEB);
+      d.holdWatches(); // the watch would free it later: the release itself must
+      d.dropAfterCommit('delete');
+      const told: unknown[] = [];
+      await alloc.release('10.0.0.5', (e) => told.push(e));
+      expect([told, alloc.used(), uids()]).toEqual([[], 0, []]);
+    } finally {
+      alloc.destroy();
+    }
+  });
+});
