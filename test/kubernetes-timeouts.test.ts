@@ -361,8 +361,13 @@ describe('an answer that begins and then stalls', () => {
       const [created, got] = await Promise.all([outcome(s.create(RECORD)), outcome(s.get('10.96.0.10'))]);
       const began = (status: string) => `the answer from ${url} (${status}) began but did not end within 500 ms (requestTimeoutMs)`;
       for (const [err, verb, said] of [
-        // the create's answer was lost: it reads the object back, which stalls the same way
-        [created, 'create', `${began('HTTP 201')}; the object may have been created, and reading it back failed: ${began('HTTP 200')}`],
+        // the create's answer was lost: it reads the object back, which stalls the same way; the
+        // 201 said the object was made
+        [
+          created,
+          'create',
+          `${began('HTTP 201')}; the object was created (the API server answered 201) but its body was lost, and reading it back failed: ${began('HTTP 200')}`,
+        ],
         [got, 'get', began('HTTP 200')],
       ] as const) {
         expect(err).toBeInstanceOf(KubernetesApiError);

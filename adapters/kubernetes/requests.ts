@@ -186,7 +186,7 @@ export class ApiRequests {
       deadline = setTimeout(() => {
         const redirected = elsewhere(route);
         const error = this.timeoutError(target, waited, attempt, signal, redirected);
-        if (attempt.pending || serverErrorWaitedOut()) LOST_ANSWERS.add(error);
+        if (attempt.pending || serverErrorWaitedOut()) LOST_ANSWERS.set(error, attempt.answered);
         // the answers waited out came from that host: the messages that name them say so
         if (redirected !== undefined) noteRedirect(error, redirected);
         controller.abort(error);
@@ -229,6 +229,7 @@ export class ApiRequests {
           if (redirect !== undefined) onRedirect?.(redirect);
           return answer;
         } catch (caught) {
+          const began = attempt.answered; // the status of an answer that began, then failed (its body cut)
           attempt.answered = undefined; // that answer is over: a deadline met now is met between attempts
           const pending = attempt.pending;
           attempt.pending = false;
@@ -253,7 +254,7 @@ export class ApiRequests {
             );
           }
           if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorWaitedOut())) {
-            LOST_ANSWERS.add(e as object);
+            LOST_ANSWERS.set(e as object, began);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
@@ -360,8 +361,11 @@ export class ApiRequests {
   }
 }
 
-/** The rejections of ApiRequests.run that leave open whether the request took effect (answerLost). */
-const LOST_ANSWERS = new WeakSet<object>();
+/**
+ * The rejections of ApiRequests.run that leave open whether the request took effect (answerLost),
+ * each with the HTTP status its answer began with, when it began before it was lost (answerBegan).
+ */
+const LOST_ANSWERS = new WeakMap<object, number | undefined>();
 
 /**
  * Whether `err`, a rejection of ApiRequests.run (or requestJson), leaves open whether the request
@@ -373,6 +377,15 @@ const LOST_ANSWERS = new WeakSet<object>();
  */
 export function answerLost(err: unknown): boolean {
   return typeof err === 'object' && err !== null && LOST_ANSWERS.has(err);
+}
+
+/**
+ * The HTTP status a lost answer (answerLost) began with — its status line came, then its body
+ * was cut or stalled past the deadline —, else undefined: a create answered 201 made its object.
+ * @internal
+ */
+export function answerBegan(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null ? LOST_ANSWERS.get(err) : undefined;
 }
 
 /**

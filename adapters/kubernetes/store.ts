@@ -45,7 +45,7 @@ import {
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, malformedAnswer, translate } from './errors.ts';
-import { ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
+import { answerBegan, ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
@@ -229,7 +229,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // does not say it was left undone (mayHaveTakenEffect): read back.
           if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readBack(body, manager);
-          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed);
+          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, answerBegan(err));
           if (found.other) throw new AlreadyExistsError(record.name);
           if (found.own !== undefined) {
             created = found.own;
@@ -369,7 +369,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // does not say it was left undone (mayHaveTakenEffect): read back.
           if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readObject(name);
-          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed);
+          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, undefined);
           const there = found.obj?.metadata?.uid;
           // Gone: deleted. Another object of that name (another uid): the one meant is gone too,
           // and this one — another owner's allocation, made since — is not ours to delete: the
@@ -443,13 +443,19 @@ interface ReadBack {
  * read back (`readError`, of the get): `lost`'s own message, then what may have happened, e.g.
  * `create ipaddresses.networking.k8s.io "10.96.0.10": no answer from https://10.0.0.1:6443 within
  * 30000 ms (requestTimeoutMs); the object may have been created, and reading it back failed: HTTP
- * 503 …`. Its fields and cause are `lost`'s.
+ * 503 …`. A create whose answer began with a 2xx (`began`: 201) made the object: said so. Its
+ * fields and cause are `lost`'s.
  */
-function outcomeUnknown(lost: Error, readError: Error): Error {
+function outcomeUnknown(lost: Error, readError: Error, began: number | undefined): Error {
   const verb = lost instanceof KubernetesApiError ? lost.verb : undefined;
   if (!(lost instanceof KubernetesApiError) || (verb !== 'create' && verb !== 'delete')) return lost;
   const name = lost.resourceName;
-  const what = verb === 'delete' ? 'the object may have been deleted' : 'the object may have been created';
+  const what =
+    verb === 'delete'
+      ? 'the object may have been deleted'
+      : began !== undefined && began >= 200 && began < 300
+        ? `the object was created (the API server answered ${began}) but its body was lost`
+        : 'the object may have been created';
   return withDetail(lost, `${what}, and reading it back failed: ${detailOf(readError, 'get', name)}`);
 }
 
