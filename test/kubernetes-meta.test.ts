@@ -232,19 +232,29 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
 
     describe('createServiceCIDR whose answer was lost, the object stored (create-or-get, as kubectl apply leaves an object already as wanted)', () => {
       // Regression: called again, it met its own earlier create as 409 AlreadyExists and failed,
-      // although the ServiceCIDR it asked for was there.
-      it('called again after the connection dropped: resolves to the object its first call stored', async () => {
+      // although the ServiceCIDR it asked for was there. Then the first call failed with the
+      // network error; it now sends the create once more itself.
+      it('its connection dropped: sent once more, meets the object its first send stored, and resolves to it', async () => {
         d.dropAfterCommit('create');
-        const lost = await rejection(createServiceCIDR(kc, 'extra', ['10.100.0.0/24'], { labels: { team: 'a' }, requestTimeoutMs: 2000 }));
-        expect(lost).toBeInstanceOf(KubernetesApiError);
-        expect((lost as KubernetesApiError).code).toBeUndefined(); // no answer: the caller cannot tell it was stored
-        expect(d.objects(SC).map((o) => o.metadata.name)).toEqual(['extra']);
-
-        const again = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24'], { labels: { team: 'a' } });
-        expect(again).toMatchObject({ name: 'extra', cidrs: ['10.100.0.0/24'], labels: { team: 'a' }, deletionTimestamp: null });
-        expect(again.uid).toBe(d.objects(SC)[0]!.metadata.uid);
+        const created = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24'], { labels: { team: 'a' }, requestTimeoutMs: 2000 });
+        expect(created).toMatchObject({ name: 'extra', cidrs: ['10.100.0.0/24'], labels: { team: 'a' }, deletionTimestamp: null });
+        expect(created.uid).toBe(d.objects(SC)[0]!.metadata.uid);
         expect(d.requestsOf('create').length).toBe(2);
         expect(d.requestsOf('get').map((r) => r.path)).toEqual(['/apis/networking.k8s.io/v1/servicecidrs/extra']);
+      });
+
+      it('answered 502 naming no wait after it was stored: sent once more, and resolves to it', async () => {
+        d.failAfterCommit('create', 502);
+        const created = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24']);
+        expect(created.uid).toBe(d.objects(SC)[0]!.metadata.uid);
+        expect(d.requestsOf('create').length).toBe(2);
+      });
+
+      it('dropped before it was stored: sent once more, and resolves to the object that send stored', async () => {
+        d.dropBeforeCommit('create');
+        const created = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24'], { requestTimeoutMs: 2000 });
+        expect(created.uid).toBe(d.objects(SC)[0]!.metadata.uid);
+        expect([d.requestsOf('create').length, d.requestsOf('get').length]).toEqual([2, 0]);
       });
 
       it('sent again by itself after a ServerTimeout (500, Retry-After) the server answered after storing it: resolves', async () => {

@@ -41,7 +41,7 @@ import { KubernetesApiError, malformedAnswer, namesObject, redirectedTo, transla
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { checkThis, INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
-import { ApiRequests, requestTimeoutOption } from './requests.ts';
+import { ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import {
   checkInformerOptions,
   kubeConfigOrDefault,
@@ -204,7 +204,8 @@ function requestsFor(kc: KubeConfig, requestTimeoutMs: unknown, owner: string): 
  * same spec.cidrs, in the same order, and every label asked for), read back after the 409: a
  * create whose answer was lost (a dropped connection, a ServerTimeout answered after the write,
  * which is sent again) stored it, and calling again finds it, as kubectl apply finds an object
- * already as wanted. Whether that object came from this caller or another cannot be told, and
+ * already as wanted. A create whose own answer was lost, or came as a 500, 502, 503 or 504 naming
+ * no wait, is sent once more by this call, which then finds it so. Whether that object came from this caller or another cannot be told, and
  * does not matter: it is the one asked for. A ServiceCIDR of that name with other cidrs or
  * labels, or being deleted, rejects with a KubernetesApiError (409 AlreadyExists) saying how it
  * differs; any other API failure with a KubernetesApiError. The Ready condition is
@@ -241,16 +242,25 @@ export async function createServiceCIDR(
   const malformed = (what: string) => malformedAnswer('create', RESOURCE, name, what, 'the object may have been created');
   let created: unknown;
   try {
-    created = await requestJson(
-      requests,
-      { verb: 'create', resource: RESOURCE, name },
-      (opts) => api.createServiceCIDR({ body: body as never }, opts),
-      malformed,
-    );
-  } catch (err) {
-    const e = apiError(err, 'create', name, requests);
-    if (!saidByApiServer(err, e, 409) || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
-    return await existingAsAsked(api, requests, body, e);
+    // A create whose answer was lost, or answered 500, 502, 503 or 504 and not sent again, may
+    // have stored the object (mayHaveTakenEffect): it is sent once more, and meets it as a 409,
+    // read back below, as a second call would; not stored, the second send stores it.
+    for (let again = false; ; again = true) {
+      try {
+        created = await requestJson(
+          requests,
+          { verb: 'create', resource: RESOURCE, name },
+          (opts) => api.createServiceCIDR({ body: body as never }, opts),
+          malformed,
+        );
+        break;
+      } catch (err) {
+        if (!again && mayHaveTakenEffect(err)) continue;
+        const e = apiError(err, 'create', name, requests);
+        if (!saidByApiServer(err, e, 409) || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
+        return await existingAsAsked(api, requests, body, e);
+      }
+    }
   } finally {
     // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
     requests.closeConnections(() => new ErrDestroyed('createServiceCIDR'));
