@@ -1,6 +1,7 @@
 // The command line's one error type. Everything the command expects to go wrong (a bad flag, an
 // unreachable server, a missing permission, a malformed snapshot file) becomes a CliError: main
 // prints its message, without a stack trace, and exits with its code.
+import { fsFailure } from '../adapters/fs-failure.ts';
 import { quoteText } from '../adapters/quote.ts';
 
 /**
@@ -55,13 +56,14 @@ export class ObjectForbiddenError extends CliError {
 }
 
 /**
- * A file an option names that cannot be opened: one that does not exist said in words, naming the
- * option (`the file --snapshot names does not exist: "x"`), as a missing file of $KUBECONFIG is
- * said, not as fs's `ENOENT: no such file or directory, open 'x'`; any other failure (EACCES) with
- * fs's message, which names the file.
+ * A file an option names that cannot be opened, said in words naming the option, never in fs's
+ * (`ENOENT: no such file or directory, open 'x'`): one that does not exist as a missing file of
+ * $KUBECONFIG is said (`the file --snapshot names does not exist: "x"`), any other failure with
+ * why (adapters/fs-failure.ts): `cannot read the file --snapshot names ("x"): permission denied (EACCES)`.
  */
 export function unreadableFile(option: string, path: string, e: unknown): CliError {
-  if ((e as { code?: unknown } | null)?.code === 'ENOENT')
-    return new CliError(`the file ${option} names does not exist: ${quoteText(path)}`);
-  return new CliError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  const why = fsFailure(e);
+  if (why === undefined) return new CliError(`cannot read the file ${option} names (${quoteText(path)}): ${String(e)}`);
+  if ((e as { code?: unknown }).code === 'ENOENT') return new CliError(`the file ${option} names does not exist: ${quoteText(path)}`);
+  return new CliError(`cannot read the file ${option} names (${quoteText(path)}): ${why}`);
 }

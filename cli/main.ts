@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readFileBounded } from '../adapters/bounded-read.ts';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
+import { fsFailure } from '../adapters/fs-failure.ts';
 import { nearestName } from '../adapters/input.ts';
 import { quoteInput, quoteText } from '../adapters/quote.ts';
 import type { Prefix } from '../adapters/geometry.ts';
@@ -915,7 +916,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   try {
     writeFileSync(outFile, svg);
   } catch (e) {
-    throw new CliError(`cannot write ${outFile}: ${(e as Error).message}`);
+    throw new CliError(`cannot write ${outFile}: ${fsFailure(e) ?? (e as Error).message}`);
   }
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;

@@ -14,6 +14,7 @@ import { withEnvironmentProxy } from './proxy-environment.ts';
 import { withReusedConnections } from './reused-connections.ts';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError } from '../errors.ts';
+import { fsFailure } from '../fs-failure.ts';
 import { optionsObject as checkOptions, readMember } from '../input.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -544,7 +545,9 @@ export function loadGivenKubeconfig(kc: KubeConfig, text: string, file: string, 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
 function fileFailure(file: string, e: unknown): Error {
   if (e instanceof KubeconfigNotReadError) return e;
-  return new KubeconfigFileError(`${quoteText(file)}: ${kubeconfigLoadFailure(e)}`);
+  // fs's failure on the file itself: the file is named once, as kubeconfigLoadFailure names it
+  const said = kubeconfigLoadFailure(e);
+  return new KubeconfigFileError(fsFailedOn(e) === file ? said : `${quoteText(file)}: ${said}`);
 }
 
 /**
@@ -660,7 +663,8 @@ function shownKubeConfig(kubeConfig: unknown): string {
  * line's). A YAML error is said by its place and its kind, never with js-yaml's message, which
  * quotes the lines up to the error — a token or a client key among them — nor with the part of
  * its reason that quotes the text (a tag, an alias, a handle: yamlErrorKind). Any other failure
- * (ENOENT, EISDIR naming the file) is said with its message.
+ * is said with its message, but fs's failure on a file by the file and why, in words
+ * (adapters/fs-failure.ts): `"/home/dev/.kube/config": permission denied (EACCES)`.
  * @internal
  */
 export function kubeconfigLoadFailure(e: unknown): string {
@@ -679,12 +683,21 @@ export function kubeconfigLoadFailure(e: unknown): string {
     const relative = isAbsolute(path) ? '' : ', read relative to the working directory';
     return `the token-file of a user in it cannot be read (${e.message}${relative})`;
   }
+  const failedOn = fsFailedOn(e);
+  if (failedOn !== undefined) return `${quoteText(failedOn)}: ${fsFailure(e)}`;
   if (e.name !== 'YAMLException') return e.message;
   const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
   const kind = typeof reason === 'string' ? yamlErrorKind(reason) : '';
   const at =
     typeof mark?.line === 'number' && typeof mark.column === 'number' ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : '';
   return `its YAML is malformed${at}${kind === '' ? '' : `: ${kind}`} (the text is not shown: it may hold a credential)`;
+}
+
+/** The file fs failed to open or read, for an error of fs's that names one (not spawn's: a command); undefined for any other. */
+function fsFailedOn(e: unknown): string | undefined {
+  const { code, path, syscall } = (e ?? {}) as { code?: unknown; path?: unknown; syscall?: unknown };
+  const named = typeof code === 'string' && typeof path === 'string' && path !== '' && typeof syscall === 'string';
+  return named && !syscall.startsWith('spawn') ? path : undefined;
 }
 
 /**

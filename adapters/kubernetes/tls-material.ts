@@ -28,6 +28,7 @@ import { readFileSync, type Stats, statSync } from 'node:fs';
 import type { PeerCertificate } from 'node:tls';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { notRegularFile } from '../bounded-read.ts';
+import { fsFailure } from '../fs-failure.ts';
 import { underDeno } from '../peer-install.ts';
 import { quoteText, showUnseen } from '../quote.ts';
 import { cutMessage } from './bodies.ts';
@@ -617,16 +618,6 @@ const CONNECT_FAILURES: Record<string, string> = {
  */
 const TLS_CODE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
 
-/** fs's error codes for a file that cannot be read, in a few words. */
-const READ_FAILURES: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EISDIR: 'it is a directory',
-  ENOTDIR: 'a part of its path is not a directory',
-  ELOOP: 'too many symbolic links',
-};
-
 /** The string codes of an error and its causes. */
 function errorCodes(err: unknown): string[] {
   return causeChain(err).flatMap((e) => (typeof e.code === 'string' ? [e.code] : []));
@@ -681,8 +672,7 @@ function unreadFile(err: unknown, cluster: Cluster | null, user: User | null): s
     if (typeof e.code !== 'string' || typeof e.path !== 'string' || e.path === '') continue;
     const field = files.find(([file]) => file === e.path);
     if (field === undefined) continue;
-    const why = Object.hasOwn(READ_FAILURES, e.code) ? `${READ_FAILURES[e.code]} (${e.code})` : e.code;
-    return `cannot read the ${field[1]} in the kubeconfig (${quoteText(e.path)}): ${why}`;
+    return `cannot read the ${field[1]} in the kubeconfig (${quoteText(e.path)}): ${fsFailure(e)}`;
   }
   return undefined;
 }
