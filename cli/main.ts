@@ -77,6 +77,8 @@ interface OptionValue {
   readonly takes: string;
   /** A whole number in [0, max] (wholeNumberOption reads it; wholeNumberValue writes `takes`), and its default. */
   readonly wholeNumber?: { readonly fallback: number; readonly max: number };
+  /** A duration in [0, maxMs] (durationOption reads it, as parseDuration reads every duration), and its default. */
+  readonly duration?: { readonly fallbackMs: number; readonly maxMs: number };
 }
 
 type OptionTable = Readonly<Record<string, OptionSpec>>;
@@ -85,15 +87,13 @@ type OptionTable = Readonly<Record<string, OptionSpec>>;
  * The one rule of every option that takes a whole number: decimal digits only (no sign, no
  * exponent, no fraction), from 0 to `max`, which what it `takes` states, so that each refusal, of
  * `1e3` as of a number past the largest, says the range; `fallback` when the option is absent.
- * `of` names the unit (`of seconds`), `note` follows the largest (`(365 days)`).
  */
-function wholeNumberValue(name: string, fallback: number, max: number, { of = '', note = '' } = {}): OptionValue {
-  const takes = `a whole number${of === '' ? '' : ` of ${of}`} from 0 to ${formatCount(max)}${note === '' ? '' : ` ${note}`}`;
-  return { name, takes, wholeNumber: { fallback, max } };
+function wholeNumberValue(name: string, fallback: number, max: number): OptionValue {
+  return { name, takes: `a whole number from 0 to ${formatCount(max)}`, wholeNumber: { fallback, max } };
 }
 
-/** The longest --grace, in seconds: a year. Longer would hold back every orphan a cluster ever had. */
-const MAX_GRACE_SECONDS = 365 * 24 * 3600;
+/** The longest --grace: a year. Longer would hold back every orphan a cluster ever had. */
+const MAX_GRACE_MS = 365 * 24 * 3600 * 1000;
 /** Upstream's grace (repairip.go), as reconcile() takes it. */
 const DEFAULT_GRACE_SECONDS = RECONCILE_GRACE_MS / 1000;
 const DEFAULT_TOP = 5;
@@ -132,10 +132,15 @@ const CHECK_OPTIONS = {
   fix: { help: ['delete the fixable IPAddresses (each re-checked just before), after asking'] },
   yes: { short: 'y', help: ['do not ask'] },
   grace: {
-    value: wholeNumberValue('SECONDS', DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, { of: 'seconds', note: '(365 days)' }),
+    value: {
+      name: 'DURATION',
+      takes: 'a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days)',
+      duration: { fallbackMs: RECONCILE_GRACE_MS, maxMs: MAX_GRACE_MS },
+    },
     help: [
-      `age before an IPAddress without its Service counts (default ${DEFAULT_GRACE_SECONDS}, upstream's;`,
-      `at most ${MAX_GRACE_SECONDS}, a year)`,
+      'age before an IPAddress without its Service counts: 90s, 2m,',
+      '1h30m, as --request-timeout reads it; a bare whole number is',
+      `seconds (default ${DEFAULT_GRACE_SECONDS}s, upstream's; at most 8760h, a year)`,
     ],
   },
   json: { help: ['print the report as JSON (schema "ipallocator/check/v1")'] },
@@ -491,10 +496,12 @@ function optionValueProblem(e: unknown, args: readonly string[], table: OptionTa
     // a value given as --top=-1 is the value asked for, and checked as any other
     if (t.inlineValue || t.value.length < 2 || !t.value.startsWith('-')) continue;
     const dashed = t.value;
-    const spelled = value.wholeNumber !== undefined ? '' : `; to give ${quoteText(dashed)} as the value, write ${flag}=${dashed}`;
+    // a number or a duration that is never negative: what it takes; any other, how to give it
+    const unsigned = value.wholeNumber !== undefined || value.duration !== undefined;
+    const spelled = unsigned ? '' : `; to give ${quoteText(dashed)} as the value, write ${flag}=${dashed}`;
     if (dashed === '--') return `${needs} (it is followed by --, the end of the options${spelled})`;
     if (isOptionOf(dashed, table)) return `${needs} (it is followed by the option ${dashed}${spelled})`;
-    if (value.wholeNumber !== undefined) return takesRefusal(flag, value, dashed);
+    if (unsigned) return takesRefusal(flag, value, dashed);
     return `${flag} is followed by ${quoteText(dashed)}, which starts with a dash: to give it as the value, write ${flag}=${dashed}`;
   }
   return undefined;
@@ -616,30 +623,39 @@ const DURATION_UNITS: Record<string, number> = {
 const GO_DURATION = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$/;
 
 /**
- * --request-timeout as kubectl reads it (client-go's ParseTimeout): a whole number of seconds
- * (a sign allowed, not negative), or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`, `+250ms`).
- * Zero or a negative duration means no limit (Infinity), as Go's http.Client takes it. Under a
- * millisecond is a millisecond. Undefined when the flag is absent or empty (the default applies):
- * client-go parses the flag only when it is non-empty, so `--request-timeout=` is no error.
+ * A duration as kubectl's --request-timeout reads it (client-go's ParseTimeout), in milliseconds:
+ * a whole number of seconds (a sign allowed), or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`,
+ * `+250ms`, `-1s`); a part of a millisecond counts as a whole one. Undefined when it is neither.
+ * The one reading of every option that takes a duration (--request-timeout, --grace).
+ */
+function parseDuration(text: string): number | undefined {
+  let total = 0;
+  // the sign is applied last, to the whole
+  if (/^[+-]?\d+$/.test(text)) total = Number(text.replace(/^[+-]/, '')) * 1000;
+  else if (GO_DURATION.test(text)) {
+    for (const [, amount, unit] of text.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g))
+      total += Number(amount) * DURATION_UNITS[unit!]!;
+  } else return undefined;
+  // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms
+  const ms = Math.ceil(Math.round(total * 1000) / 1000);
+  return text.startsWith('-') ? -ms : ms;
+}
+
+/**
+ * --request-timeout as kubectl reads it (parseDuration), where a negative whole number is refused
+ * (client-go's ParseInt wants i ≥ 0, and ParseDuration a unit). Zero or a negative duration means
+ * no limit (Infinity), as Go's http.Client takes it. Undefined when the flag is absent or empty
+ * (the default applies): client-go parses the flag only when it is non-empty, so
+ * `--request-timeout=` is no error.
  */
 function requestTimeout(text: string | undefined): number | undefined {
   if (text === undefined || text === '') return undefined;
-  let total: number | undefined;
-  if (/^[+-]?\d+$/.test(text)) {
-    total = Number(text) * 1000;
-    if (total < 0) total = undefined; // ParseInt's i ≥ 0, and ParseDuration wants a unit
-  } else if (GO_DURATION.test(text)) {
-    total = 0;
-    for (const [, amount, unit] of text.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g))
-      total += Number(amount) * DURATION_UNITS[unit!]!;
-    if (text.startsWith('-')) total = -total;
-  }
-  if (total === undefined) {
+  const total = parseDuration(text);
+  if (total === undefined || (total < 0 && /^-\d+$/.test(text))) {
     throw new UsageError(takesRefusal('--request-timeout', CLUSTER_OPTIONS['request-timeout'].value, text));
   }
   if (total <= 0) return Infinity;
-  // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms
-  const ms = Math.max(1, Math.ceil(Math.round(total * 1000) / 1000));
+  const ms = Math.max(1, total);
   if (ms > MAX_TIMEOUT_MS) {
     throw new UsageError(`--request-timeout may be at most 596h31m23.647s (2^31 − 1 ms), got ${quoteArg(text)}; 0 waits for ever`);
   }
@@ -654,6 +670,16 @@ function wholeNumberOption<T extends OptionTable>(table: T, name: keyof T & stri
   // digits only, so Number() reads it exactly up to 2^53, and anything longer is past max anyway
   if (!/^\d+$/.test(text) || Number(text) > max) throw new UsageError(takesRefusal(`--${name}`, value, text));
   return Number(text);
+}
+
+/** The duration an option of `table` was given, in ms (its OptionValue's `duration`: parseDuration, never negative), or its default when absent. */
+function durationOption<T extends OptionTable>(table: T, name: keyof T & string, text: string | undefined): number {
+  const value = table[name]!.value!;
+  const { fallbackMs, maxMs } = value.duration!;
+  if (text === undefined) return fallbackMs;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 0 || ms > maxMs) throw new UsageError(takesRefusal(`--${name}`, value, text));
+  return ms;
 }
 
 // ── status ──────────────────────────────────────────────────────────────────────────────────
@@ -688,7 +714,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   }
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
-  const graceMs = wholeNumberOption(CHECK_OPTIONS, 'grace', values.grace) * 1000;
+  const graceMs = durationOption(CHECK_OPTIONS, 'grace', values.grace);
   const now = io.now ?? Date.now;
   const { findProblems, fix, INTERRUPTED, notFixedSummary, renderCheck } = await loadCore();
   const cluster = await connect(values, io);

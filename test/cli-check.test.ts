@@ -305,6 +305,25 @@ describe('ipallocator check', () => {
     expect((JSON.parse(old.stdout) as CheckReport).findings.map((f) => f.kind)).toEqual(['orphan']);
   });
 
+  // Regression: --grace took only seconds ("2m" was refused) where --request-timeout takes kubectl's durations
+  it('--grace takes a duration as --request-timeout does (2m, 1m30s, 89.5s), a bare whole number being seconds', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const created = Date.parse(c.double.objects()[0]!.metadata.creationTimestamp!);
+    const at90s = () => created + 90_000; // the object is 90 s old, by the clock check is given
+    for (const [grace, seconds, kinds] of [
+      ['2m', 120, []],
+      ['1m30s', 90, []], // strictly older than the grace, as upstream: 90 s is not past 90 s
+      ['89.5s', 89.5, ['orphan']],
+      ['1m', 60, ['orphan']],
+      ['90', 90, []],
+      ['0s', 0, ['orphan']],
+    ] as const) {
+      const r = await cli(['check', '--json', '--grace', grace, '--kubeconfig', c.kubeconfig], { now: at90s });
+      const report = JSON.parse(r.stdout) as CheckReport;
+      expect([grace, report.graceSeconds, report.findings.map((f) => f.kind)]).toEqual([grace, seconds, kinds]);
+    }
+  });
+
   it('names the first --top (default 5) of the IPAddresses inside the grace, and how many more', async () => {
     // Regression: a deploy burst of 1,000 put every pending address on one line of 12,649 characters.
     for (let i = 1; i <= 12; i++) addIPAddress(c.double, `10.96.0.${i}`, { namespace: 'shop', name: `new${i}` });

@@ -1593,15 +1593,18 @@ describe('ipallocator: failures', () => {
     [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
     [['status', '--top', 'many'], '--top takes a whole number from 0 to 1,000,000,000, got "many"'],
     // Regression: "takes a whole number" of -5, which is one
-    [['check', '--grace=-5'], 'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "-5"\n'],
+    [
+      ['check', '--grace=-5'],
+      'ipallocator: --grace takes a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days), got "-5"\n',
+    ],
     // a grace past a year holds back every orphan; this one printed as 99999999999999980000 s
     [
       ['check', '--grace', '99999999999999999999'],
-      '--grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "99999999999999999999"',
+      '--grace takes a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days), got "99999999999999999999"',
     ],
     [
       ['check', '--grace', '31536001'],
-      'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "31536001"\n',
+      'ipallocator: --grace takes a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days), got "31536001"\n',
     ],
     // Regression: --top took 99999999999999999999 (read as 1e20) and refused 1e3: one rule for
     // every whole-number option, decimal digits up to a largest value, said in every refusal
@@ -1611,7 +1614,10 @@ describe('ipallocator: failures', () => {
     ],
     [['check', '--top', '1000000001'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "1000000001"\n'],
     [['status', '--top', '1e3'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "1e3"\n'],
-    [['check', '--grace', '6e1'], 'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "6e1"\n'],
+    [
+      ['check', '--grace', '6e1'],
+      'ipallocator: --grace takes a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days), got "6e1"\n',
+    ],
     [['status', '--top', '+3'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "+3"\n'],
     [['status', '--top', '3.0'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "3.0"\n'],
     [['status', '--top', '0x10'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "0x10"\n'],
@@ -1619,7 +1625,10 @@ describe('ipallocator: failures', () => {
     // Regression: a value starting with a dash was refused in Node's parser's words ("argument
     // is ambiguous. Did you forget…"): a number option says what it takes, another how to give it
     [['status', '--top', '-1'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "-1"\n'],
-    [['check', '--grace', '-1'], 'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "-1"\n'],
+    [
+      ['check', '--grace', '-1'],
+      'ipallocator: --grace takes a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days), got "-1"\n',
+    ],
     // Regression: given twice, the message quoted the first, valid occurrence ("got \"3\"")
     [['status', '--top', '3', '--top', '-1'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "-1"\n'],
     [
@@ -1639,10 +1648,13 @@ describe('ipallocator: failures', () => {
     // ("Option '--top <value>' argument missing"); followed by another option, the option was
     // taken as its value ("--top takes a whole number from 0 to 1,000,000,000, got \"--json\"")
     [['status', '--top'], 'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000\n'],
-    [['check', '--grace'], 'ipallocator: --grace needs a value: a whole number of seconds from 0 to 31,536,000 (365 days)\n'],
+    [
+      ['check', '--grace'],
+      'ipallocator: --grace needs a value: a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days)\n',
+    ],
     [
       ['check', '-y', '--fix', '--grace'],
-      'ipallocator: --grace needs a value: a whole number of seconds from 0 to 31,536,000 (365 days)\n',
+      'ipallocator: --grace needs a value: a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days)\n',
     ],
     [['status', '--top', '3', '--top'], 'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000\n'],
     [['status', '--kubeconfig'], 'ipallocator: --kubeconfig needs a value: a kubeconfig file\n'],
@@ -1662,7 +1674,7 @@ describe('ipallocator: failures', () => {
     ],
     [
       ['check', '--grace', '--top=3'],
-      'ipallocator: --grace needs a value: a whole number of seconds from 0 to 31,536,000 (365 days) (it is followed by the option --top=3)\n',
+      'ipallocator: --grace needs a value: a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days) (it is followed by the option --top=3)\n',
     ],
     [
       ['status', '--top', '--'],
@@ -1701,6 +1713,16 @@ describe('ipallocator: failures', () => {
     [['status', '--request-timeout', '0.2'], 'got "0.2"'], // a bare number must be whole (client-go's ParseTimeout)
     [['map', '10.96.0.0/24', '--request-timeout=-5'], 'got "-5"'], // a negative whole number (client-go refuses it; -5s waits for ever)
     [['status', '--request-timeout', '597h'], '--request-timeout may be at most 596h31m23.647s (2^31 − 1 ms), got "597h"'],
+    // --grace reads durations as --request-timeout does, but none is negative, and none past a year
+    [
+      ['check', '--grace', '1m30'],
+      '--grace takes a duration such as 90s, 2m or 1h30m, or a whole number of seconds, from 0 to 8760h (365 days), got "1m30"',
+    ],
+    [['check', '--grace', '0.5'], 'got "0.5"'], // a bare number must be whole, as for --request-timeout
+    [['check', '--grace', 'soon'], 'got "soon"'],
+    [['check', '--grace', '-1s'], 'got "-1s"'],
+    [['check', '--grace=-1m'], 'got "-1m"'],
+    [['check', '--grace', '8760h1ms'], 'got "8760h1ms"'],
   ];
   for (const [argv, message] of usage) {
     it(`usage error for "${argv.join(' ')}": the problem and a pointer to --help, exit 2`, async () => {
