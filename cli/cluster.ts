@@ -87,7 +87,7 @@ import { listPages } from '../adapters/kubernetes/pager.ts';
 import { closeReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
 import { SERVICE_CIDR_READY, toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { CliError, ClusterError, ObjectForbiddenError, unreadableFile } from './errors.ts';
+import { CliError, ClusterError, ListForbiddenError, ObjectForbiddenError, unreadableFile } from './errors.ts';
 import { counted, formatCount, markedForDeletion } from './text.ts';
 
 /** Objects per list request. */
@@ -874,7 +874,7 @@ export class Cluster {
     }
     if (code === 403) {
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
-      return new ClusterError(
+      return new ListForbiddenError(
         `permission denied: context ${quoteText(this.context)} may not ${verb} ${resource.plural} (${group}); ` +
           `grant RBAC verb "${verb}" on resource "${resource.plural}"` +
           (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),

@@ -44,6 +44,17 @@ export class ClusterError extends CliError {
 }
 
 /**
+ * The identity may not list a resource (403 on a listing): a ClusterError, which a command that
+ * can do without that listing (`map`, with the ServiceCIDRs) catches to say what it could not tell.
+ */
+export class ListForbiddenError extends ClusterError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ListForbiddenError';
+  }
+}
+
+/**
  * The identity may not make one request about one object (403 on a request that names it). RBAC
  * grants per object (`resourceNames`) and per namespace (a Role), so a request about another
  * object may still be allowed: `check --fix` reports the object and goes on with the others.

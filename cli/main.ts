@@ -27,10 +27,19 @@ import { installOf, underDeno } from '../adapters/peer-install.ts';
 import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
 import type { CheckReport, FixResult } from './check.ts';
-import type { Cluster, ClusterOptions, ListedIPAddress } from './cluster.ts';
+import type { Cluster, ClusterOptions, ListedIPAddress, ListedServiceCIDR } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
-import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, UsageError, unreadableFile } from './errors.ts';
+import {
+  CliError,
+  EXIT_CLEAN,
+  EXIT_ERROR,
+  EXIT_FOUND,
+  EXIT_INTERRUPTED,
+  ListForbiddenError,
+  UsageError,
+  unreadableFile,
+} from './errors.ts';
 import type { RangeMap } from './map.ts';
 import { counted, formatCount, named, shown } from './text.ts';
 import type * as WithCore from './with-core.ts';
@@ -259,7 +268,8 @@ ${optionsHelp(CHECK_OPTIONS)}`,
 Draws every address of CIDR as a cell on a Hilbert curve, coloured free, allocated, static band
 or network/broadcast; past 16,384 addresses a cell is a block, shaded by how full it is. A range
 a MetaAllocator skips (status shows it as not allocatable: an IPv6 prefix shorter than /64, for
-one) is refused, from a snapshot too.
+one) is refused, from a snapshot too. A CIDR in no ServiceCIDR is drawn, with a note saying so.
+Needs RBAC list on ipaddresses (networking.k8s.io), and on servicecidrs for that note.
 
 ${optionsHelp(MAP_OPTIONS)}`,
 };
@@ -919,11 +929,19 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     }
     rangeMap = emptyMap(prefix!);
     let listed: ListedIPAddress[];
+    let serviceCIDRs: ListedServiceCIDR[] | ListForbiddenError;
     try {
       listed = await cluster.ipAddresses();
+      // only for the note below: an identity that may list IPAddresses alone still gets its map
+      serviceCIDRs = await cluster.serviceCIDRs().catch((e: unknown) => {
+        if (e instanceof ListForbiddenError) return e;
+        throw e;
+      });
     } finally {
       cluster.close();
     }
+    const note = outsideNote(core, prefix!, serviceCIDRs, cluster.context);
+    if (note !== undefined) io.stderr.write(`${prog}: note: ${shown(note)}\n`);
     // a name listed more than once (a broken server or proxy) is one address, as `status` counts it
     for (const r of onePerName(listed).ipAddresses) {
       const addr = allocatedAddress(r.name);
@@ -950,6 +968,32 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     `wrote ${outFile}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${counted(t.size, 'address', 'addresses')} allocated\n`,
   );
   return EXIT_CLEAN;
+}
+
+/**
+ * What a map of `prefix` drawn from the cluster is to be told with: that no ServiceCIDR's range
+ * overlaps it, so that nothing allocates from it and the map shows only IPAddresses made outside
+ * every range (`status` lists those apart), with the ranges there are; or that this could not be
+ * told, the listing of ServiceCIDRs being refused. Undefined when a range overlaps it (holds it,
+ * lies in it, or shares part of it), served or not: such a range is inside a ServiceCIDR for
+ * both commands (DESIGN.md, invariant 5).
+ */
+function outsideNote(
+  core: typeof WithCore,
+  prefix: Prefix,
+  serviceCIDRs: readonly ListedServiceCIDR[] | ListForbiddenError,
+  context: string,
+): string | undefined {
+  if (serviceCIDRs instanceof ListForbiddenError) return `cannot tell whether ${prefix.cidr} is in a ServiceCIDR: ${serviceCIDRs.message}`;
+  const ranges = serviceCIDRs.flatMap(core.rangesOf);
+  const overlaps = (p: Prefix | undefined) =>
+    p !== undefined && (p.contains(prefix.version, prefix.network) || prefix.contains(p.version, p.network));
+  if (ranges.some((r) => overlaps(r.prefix))) return undefined;
+  const there =
+    serviceCIDRs.length === 0
+      ? 'it has none'
+      : fewOf(serviceCIDRs.map((sc) => `${named(sc.name)}: ${sc.cidrs.map((cidr) => named(cidr)).join(', ')}`));
+  return `${prefix.cidr} is in no ServiceCIDR of context ${quoteText(context)} (${there}): no Service is given a ClusterIP from it`;
 }
 
 /**

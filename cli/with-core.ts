@@ -5,6 +5,6 @@ export { Prefix } from '../adapters/geometry.ts';
 export { Range } from '../adapters/range.ts';
 export { findProblems, fix, INTERRUPTED, notFixedSummary, render as renderCheck } from './check.ts';
 export { emptyMap, markAllocated } from './map.ts';
-export { allocatedAddress, offsetIn, parseAddress, skipReason } from './ranges.ts';
+export { allocatedAddress, offsetIn, parseAddress, rangesOf, skipReason } from './ranges.ts';
 export { onePerName, render as renderStatus, summarize } from './status.ts';
 export { renderSVG } from './svg.ts';

@@ -142,6 +142,46 @@ describe('ipallocator map', () => {
       expect(classAt(readFileSync(out, 'utf8'), 2).get(pos(2, 1))).toMatch(/-5$/);
     });
 
+    // Regression: a CIDR no ServiceCIDR holds was drawn as an empty map without a word, as if
+    // the range were unused; it is drawn (a range planned, or strays outside every ServiceCIDR)
+    // with a note on stderr, exit 0, as status lists what lies outside every ServiceCIDR apart
+    it('says when the CIDR is in no ServiceCIDR (a note, the ServiceCIDRs, exit 0), and draws it', async () => {
+      const d = c.double;
+      addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24', 'fd00:10:96::/112']);
+      addIPAddress(d, '10.200.0.5', { namespace: 'default', name: 'stray' });
+      const out = join(dir, 'in-no-servicecidr.svg');
+      const r = await cli(['map', '10.200.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect(r).toEqual({
+        code: 0,
+        stdout: `wrote ${out}: 10.200.0.0/24, 256 cells of 1 address; 1 of 254 addresses allocated\n`,
+        stderr:
+          'ipallocator: note: 10.200.0.0/24 is in no ServiceCIDR of context "double" (kubernetes: 10.96.0.0/24, fd00:10:96::/112): ' +
+          'no Service is given a ClusterIP from it\n',
+      });
+      // inside a ServiceCIDR, or holding one, or overlapping one: no note
+      for (const cidr of ['10.96.0.0/24', '10.96.0.128/25', '10.96.0.0/16', 'fd00:10:96::/120']) {
+        const inside = await cli(['map', cidr, '--out', out, '--kubeconfig', c.kubeconfig]);
+        expect([cidr, inside.code, inside.stderr]).toEqual([cidr, 0, '']);
+      }
+    });
+
+    it('says when the cluster has no ServiceCIDR, and, when servicecidrs may not be listed, that it could not tell', async () => {
+      const out = join(dir, 'no-servicecidr.svg');
+      const none = await cli(['map', '10.96.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect([none.code, none.stderr]).toEqual([
+        0,
+        'ipallocator: note: 10.96.0.0/24 is in no ServiceCIDR of context "double" (it has none): no Service is given a ClusterIP from it\n',
+      ]);
+      // the map needs only to list ipaddresses: a 403 on servicecidrs is said, and the map drawn
+      c.double.denyAccess('list', 'servicecidrs');
+      const denied = await cli(['map', '10.96.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect(denied.code).toBe(0);
+      expect(denied.stderr).toMatch(
+        /^ipallocator: note: cannot tell whether 10\.96\.0\.0\/24 is in a ServiceCIDR: permission denied: context "double" may not list servicecidrs [^\n]*\n$/,
+      );
+      expect(denied.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 0 of 254 addresses allocated\n`);
+    });
+
     it('says "1 of 1 address" for a range of one address', async () => {
       const d = c.double;
       addServiceCIDR(d, 'kubernetes', ['fd00::/127']);
