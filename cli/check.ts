@@ -29,7 +29,7 @@ import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecor
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
-import { allocatedAddress, compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
+import { allocatedAddress, byIP, holds, parseClusterIP, rangesOf, sortByAddress } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
@@ -144,7 +144,6 @@ export function findProblems(
   for (const s of input.services) for (const name of heldNames(s)) heldByServices.add(name);
 
   const pending: CheckReport['pending'] = [];
-  const byIP = (a: { ip: string }, b: { ip: string }) => compareAddresses(a.ip, b.ip);
 
   // The IPAddress loop.
   const ipFindings: Finding[] = [];
@@ -279,8 +278,8 @@ export function findProblems(
     }
   }
   // not push(...): each finding would be an argument, and 10^5 of them overflow the stack
-  const findings = [...ipFindings.sort(byIP), ...svcFindings.sort(byIP)].map(inOrder);
-  pending.sort(byIP);
+  const findings = [...sortByAddress(ipFindings, byIP), ...sortByAddress(svcFindings, byIP)].map(inOrder);
+  sortByAddress(pending, byIP);
   return { findings, pending };
 }
 

@@ -153,15 +153,47 @@ export function holds(range: ServiceRange, addr: Addr): boolean {
   return range.prefix?.inRange(addr.version, addr.words) === true;
 }
 
-/** Orders address texts numerically (IPv4 before IPv6); text that is not an address sorts last, as text. */
-export function compareAddresses(a: string, b: string): number {
-  const x = parseAddress(a);
-  const y = parseAddress(b);
-  if (x === undefined || y === undefined) {
-    if (x !== y) return x === undefined ? 1 : -1;
-    return a < b ? -1 : a > b ? 1 : 0;
-  }
-  if (x.version !== y.version) return x.version - y.version;
-  for (let i = 0; i < 4; i++) if (x.words[i] !== y.words[i]) return x.words[i]! - y.words[i]!;
-  return 0;
+/** The `ip` of a listed item, what sortByAddress sorts the lists of `status` and `check` by. */
+export const byIP = (item: { readonly ip: string }): string => item.ip;
+
+/** An item with its address as a sort key: family (0 for text that is no address) and the four words. */
+interface AddressKey<T> {
+  readonly item: T;
+  readonly text: string;
+  readonly family: number;
+  readonly w0: number;
+  readonly w1: number;
+  readonly w2: number;
+  readonly w3: number;
+}
+
+/**
+ * Sorts `items` in place by the address text `ipOf` gives each: numerically, IPv4 before IPv6;
+ * text that is no address after them, by text. Each text is parsed once, into a key, not once per
+ * comparison: a sort of n items compares n·log n times (10^5 findings were millions of parses,
+ * seconds of a run). Stable. Returns `items`.
+ */
+export function sortByAddress<T>(items: T[], ipOf: (item: T) => string): T[] {
+  const words = new Uint32Array(4);
+  const keys = items.map((item): AddressKey<T> => {
+    const text = ipOf(item);
+    let family = 0;
+    try {
+      family = parseAddrInto(text, words);
+    } catch {
+      words.fill(0); // no address: sorted last, by text
+    }
+    return { item, text, family, w0: words[0]!, w1: words[1]!, w2: words[2]!, w3: words[3]! };
+  });
+  keys.sort(
+    (x, y) =>
+      (x.family === 0 ? 7 : x.family) - (y.family === 0 ? 7 : y.family) ||
+      x.w0 - y.w0 ||
+      x.w1 - y.w1 ||
+      x.w2 - y.w2 ||
+      x.w3 - y.w3 ||
+      (x.family !== 0 ? 0 : x.text < y.text ? -1 : x.text > y.text ? 1 : 0),
+  );
+  for (let i = 0; i < keys.length; i++) items[i] = keys[i]!.item;
+  return items;
 }

@@ -32,7 +32,7 @@ import { PrefixTable } from '../adapters/prefix-table.ts';
 import { hasAllocatorLabels, parseRecordName } from '../adapters/records.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import type { ListedServiceCIDR } from './cluster.ts';
-import { allocatedAddressInto, compareAddresses, holds, placement, rangesOf, type ServiceRange } from './ranges.ts';
+import { allocatedAddressInto, byIP, holds, placement, rangesOf, type ServiceRange, sortByAddress } from './ranges.ts';
 import { appendLines, bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
@@ -283,10 +283,7 @@ export function summarize(
     }),
   }));
 
-  unserved.sort((a, b) => compareAddresses(a.ip, b.ip));
-  outside.sort((a, b) => compareAddresses(a.ip, b.ip));
-  otherManagersOutside.sort((a, b) => compareAddresses(a.ip, b.ip));
-  notAllocations.sort((a, b) => compareAddresses(a.ip, b.ip));
+  for (const list of [unserved, outside, otherManagersOutside, notAllocations]) sortByAddress<{ ip: string }>(list, byIP);
   const owners = [...perNamespace.entries()]
     .map(([namespace, count]) => ({ namespace, count }))
     .sort((a, b) => b.count - a.count || (a.namespace < b.namespace ? -1 : 1));
