@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { calculateRangeOffset, Prefix } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { CheckReport } from '../cli/check.ts';
-import { render, type StatusReport, summarize, usedPercent } from '../cli/status.ts';
+import { onePerName, render, type StatusReport, summarize, usedPercent } from '../cli/status.ts';
 import { CELL_WIDTH } from '../cli/text.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import {
@@ -1064,5 +1064,32 @@ describe('status at the scale of a large cluster', () => {
     } finally {
       held.mockRestore();
     }
+  });
+});
+
+// An API server lists in name order, which onePerName reads in one pass; any other order goes
+// through a map of the names. Both read a name listed twice as the later item.
+describe('onePerName', () => {
+  const at = (name: string, v: string) => ({ name, labels: {}, parentRef: null, resourceVersion: v });
+  it.each([
+    ['in name order', [at('10.0.0.1', 'a'), at('10.0.0.2', 'b'), at('10.0.0.3', 'c')], ['10.0.0.1 a', '10.0.0.2 b', '10.0.0.3 c'], {}],
+    ['in another order', [at('10.0.0.3', 'a'), at('10.0.0.1', 'b'), at('10.0.0.2', 'c')], ['10.0.0.3 a', '10.0.0.1 b', '10.0.0.2 c'], {}],
+    [
+      'in name order, one name twice in a row',
+      [at('10.0.0.1', 'a'), at('10.0.0.2', 'b'), at('10.0.0.2', 'c')],
+      ['10.0.0.1 a', '10.0.0.2 c'],
+      { '10.0.0.2': 2 },
+    ],
+    [
+      'in name order but for a name listed again at the end',
+      [at('10.0.0.1', 'a'), at('10.0.0.2', 'b'), at('10.0.0.3', 'c'), at('10.0.0.1', 'd'), at('10.0.0.1', 'e')],
+      ['10.0.0.1 e', '10.0.0.2 b', '10.0.0.3 c'],
+      { '10.0.0.1': 3 },
+    ],
+    ['empty', [], [], {}],
+  ])('%s: one record per name, the later, where the first stood', (_, listed, kept, times) => {
+    const { ipAddresses, listedTimes } = onePerName(listed);
+    expect(ipAddresses.map((r) => `${r.name} ${r.resourceVersion}`)).toEqual(kept);
+    expect(Object.fromEntries(listedTimes)).toEqual(times);
   });
 });
