@@ -36,6 +36,7 @@ const FS_FAILURES: Readonly<Record<string, string>> = {
  * words above is said with fs's own description, without the path it quotes
  * (`operation canceled (ECANCELED)`), or by itself. Undefined when `e` carries no code (no fs
  * failure).
+ * @internal
  */
 export function fsFailure(e: unknown): string | undefined {
   const { code, message, path } = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown; path?: unknown };
