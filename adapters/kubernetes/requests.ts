@@ -78,7 +78,7 @@ import {
 } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 import { closeReusedConnections, type Dispatcher, sentThrough } from './reused-connections.ts';
-import { transportProblem } from './tls-material.ts';
+import { TLS_CODE, transportProblem } from './tls-material.ts';
 import { namingKubeconfig } from './user-checks.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. @internal */
@@ -423,8 +423,6 @@ const NOT_CONNECTED = new Set([
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-/** A TLS handshake's failure (OpenSSL's, Node's TLS layer's, a certificate check's): the request is sent only after it. */
-const TLS_FAILURE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
 
 /** Whether `err` is a failure of the fetch itself, without an HTTP answer: not one of ours (ErrDestroyed, a KubernetesApiError). */
 function isFetchFailure(err: unknown): boolean {
@@ -439,7 +437,7 @@ function isFetchFailure(err: unknown): boolean {
  */
 function wentOut(err: unknown, server: string): boolean {
   if (deniedByRuntime(err) !== undefined || blockedPort(err, server) !== undefined || hasInvalidHeader(err)) return false;
-  return !causeChain(err).some((e) => typeof e.code === 'string' && (NOT_CONNECTED.has(e.code) || TLS_FAILURE.test(e.code)));
+  return !causeChain(err).some((e) => typeof e.code === 'string' && (NOT_CONNECTED.has(e.code) || TLS_CODE.test(e.code)));
 }
 
 /**

@@ -614,9 +614,11 @@ const CONNECT_FAILURES: Record<string, string> = {
 /**
  * An error code of OpenSSL's (ERR_OSSL_…, ERR_SSL_…: Deno reports a certificate or key it cannot
  * use as ERR_SSL_UNSUPPORTED_PROTOCOL), Node's TLS layer's, or a certificate check's
- * (DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_GET_ISSUER_CERT_LOCALLY, …).
+ * (DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_GET_ISSUER_CERT_LOCALLY, …). A request fails with one
+ * before it is sent (requests.ts).
+ * @internal
  */
-const TLS_CODE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
+export const TLS_CODE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
 
 /** The string codes of an error and its causes. */
 function errorCodes(err: unknown): string[] {
