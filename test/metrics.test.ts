@@ -7,7 +7,7 @@
 // "Metrics"), the registration rules, how prom-client is found, and the gauges leaving the
 // registry with their range (destroyed, removed from a MetaAllocator, moved to another registry).
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { Counter, Histogram, Registry, register as defaultRegistry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
@@ -948,6 +948,108 @@ describe('Allocator metrics when the WASM memory runs out', () => {
       a.destroy();
     });
   }
+});
+
+// What the two gauges read is each allocator's used() and Number(free()) as the last allocation or
+// release that went through left them, whatever happened since: a change of what a subclass's own
+// free() or size answers, the allocator destroyed while another one reports the range.
+describe('the gauges read used() and free() as the last set left them', () => {
+  const CIDR = '10.4.0.0/29'; // 6 usable addresses
+
+  class ShortRange extends Range {
+    held: bigint | undefined; // read by the constructor, which seeds the gauges, before it is set
+    override free(): bigint {
+      return super.free() - (this.held ?? 0n);
+    }
+  }
+  class ShortAllocator extends Allocator {
+    held: bigint | undefined; // read by the constructor, which seeds the gauges, before it is set
+    override free(): bigint {
+      return super.free() - (this.held ?? 0n);
+    }
+  }
+  class SizedAllocator extends Allocator {
+    forced: bigint | undefined;
+    override get size(): bigint {
+      return this.forced ?? super.size;
+    }
+  }
+
+  it("a Range subclass's own free(): available_ips is what it answered at the last allocation", async () => {
+    const registry = new Registry();
+    const r = new ShortRange(CIDR, { metrics: registry, random: seededRandom(1) });
+    r.held = 2n;
+    r.allocateNext();
+    r.held = 4n; // changed after the allocation: not read until the next one
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 1, free: 3 });
+    r.allocateNext();
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 2, free: 0 });
+    r.destroy();
+  });
+
+  it("an Allocator subclass's own free() and size: available_ips is what they answered at the last allocation", async () => {
+    const registry = new Registry();
+    const a = new ShortAllocator(CIDR, { store: new MemoryStore(), metrics: registry, random: seededRandom(1) });
+    a.held = 1n;
+    await a.allocateNext();
+    a.held = 3n;
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 1, free: 4 });
+    a.destroy();
+    const b = new SizedAllocator(CIDR, { store: new MemoryStore(), metrics: registry, random: seededRandom(1) });
+    b.forced = 4n;
+    await b.allocateNext();
+    b.forced = 100n;
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 1, free: 3 });
+    await b.allocateNext();
+    b.forced = 1n; // below used(): free() answers 0
+    await b.release(await b.allocateNext());
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 2, free: 0 });
+    b.destroy();
+  });
+
+  it('an allocator destroyed while another reports the range: the values it set last', async () => {
+    const registry = new Registry();
+    const store = new MemoryStore();
+    const a = new Allocator(CIDR, { store, metrics: registry, random: seededRandom(1) });
+    const b = new Allocator(CIDR, { store, metrics: registry, random: seededRandom(2) });
+    await a.allocateNext();
+    await a.allocateNext();
+    a.destroy();
+    const c = new Allocator(CIDR, { store, random: seededRandom(3) }); // another replica, without metrics
+    await c.allocateNext(); // a change b sees as a store event, which sets no gauge
+    c.destroy();
+    expect(b.used()).toBe(3);
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 2, free: 4 });
+    b.destroy();
+  });
+
+  it('available_ips is Number(free()) exactly, also where Number(size) − used() would round otherwise', async () => {
+    const registry = new Registry();
+    const r = new Range('2001:db8::/74', { metrics: registry, random: seededRandom(1) }); // 2^54 − 1 usable
+    r.allocateNext();
+    expect(r.free()).toBe(2n ** 54n - 2n);
+    expect(Number(r.size) - r.used()).not.toBe(2 ** 54 - 2);
+    expect(await value(registry, METRIC_AVAILABLE_IPS, { cidr: '2001:db8::/74' })).toBe(2 ** 54 - 2);
+    r.destroy();
+  });
+
+  it('an available_ips gauge the app registered first is set at each allocation, the allocated_ips made here at the read', async () => {
+    const registry = new Registry();
+    const theirs = new Gauge({ name: METRIC_AVAILABLE_IPS, help: "the app's own", labelNames: ['cidr'], registers: [registry] });
+    const sets: unknown[] = [];
+    const set = theirs.set.bind(theirs);
+    theirs.set = ((labels: unknown, v: number) => {
+      sets.push(v);
+      set(labels as never, v);
+    }) as typeof theirs.set;
+    const r = new Range(CIDR, { metrics: registry, random: seededRandom(1) });
+    r.allocateNext();
+    r.allocateNext();
+    expect(sets).toEqual([6, 5, 4]); // seeded, then each allocation
+    expect(await metricsOf(registry, CIDR)).toMatchObject({ used: 2, free: 4 });
+    r.destroy();
+    expect(await gaugeCidrs(registry)).toEqual([]);
+  });
 });
 
 // What a scrape reads after a known sequence, the clock made to step by known amounts: the text
