@@ -31,7 +31,7 @@ import { canonicalOf, formatAddr, parseAddrInto, parseCanonical, type Family } f
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
-import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
+import { NULL_RECORDER, recorderFor, sizeLessUsed, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, forEachLabelledAddress, refuseBlindStore, writeLabelsFor } from './records.ts';
@@ -905,6 +905,8 @@ export class Allocator implements IPAllocator, Disposable {
     this.shared.stopping = true;
   }
 }
+
+sizeLessUsed(Allocator.prototype.free); // the gauges compute available_ips from used() and size
 
 /**
  * What a method of Allocator on the allocation path throws once it failed: unboundOr's answer

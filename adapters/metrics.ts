@@ -144,6 +144,22 @@ export type Scope = 'static' | 'dynamic';
 export interface GaugeSource {
   used(): number;
   free(): bigint;
+  readonly size: bigint;
+}
+
+/** The free() methods registered by sizeLessUsed. */
+const SIZE_LESS_USED = new WeakSet<object>();
+
+/**
+ * Says that `free`, a class's own free method, answers `size − used()` (0 when used() is above
+ * size) and nothing else: the gauges of an allocator whose free() is it read used() and size at
+ * each allocation, and turn them into available_ips when it is read, rather than calling free()
+ * (a BigInt made, subtracted and converted) each time. A subclass that overrides free() is not
+ * it, and is called as before.
+ * @internal
+ */
+export function sizeLessUsed(free: () => bigint): void {
+  SIZE_LESS_USED.add(free);
 }
 
 /** The calls an allocator makes; all are no-ops in NULL_RECORDER. @internal */
@@ -211,7 +227,15 @@ const gaugeSources = new WeakMap<object, Map<string, number>>();
 // so far, every observation in its bucket. A metric of one of these names registered by someone
 // else (reused) has no such collect and is written to at once.
 
-/** A gauge by cidr, as the recorder writes it. */
+/** Both gauges by cidr, as the recorder sets them from an allocator. */
+interface CidrGauges {
+  /** allocated_ips{cidr} = source.used(), available_ips{cidr} = Number(source.free()). */
+  set(cidr: string, source: GaugeSource): void;
+  /** Both series of cidr leave the registry. */
+  remove(cidr: string): void;
+}
+
+/** One gauge by cidr, as the recorder writes it. */
 interface CidrGauge {
   set(cidr: string, value: number): void;
   remove(cidr: string): void;
@@ -222,33 +246,127 @@ interface ScopedCounter {
   inc(cidr: string, scope: Scope): void;
 }
 
-/** A gauge made here: values kept until it is read. */
+/**
+ * One cidr's gauge values as the last set left them. available_ips is `available`, or, when
+ * `size` is set (the allocator's free() is size − used: sizeLessUsed), size − used turned into a
+ * number when it is read: Number(free()) to the last bit, without a BigInt on the allocation path.
+ */
+class GaugeEntry {
+  used = 0;
+  available = 0;
+  size: bigint | undefined = undefined;
+  /** Whether allocated_ips, available_ips have a value their gauge has not written yet. */
+  usedKept = false;
+  availableKept = false;
+
+  availableNow(): number {
+    if (this.size === undefined) return this.available;
+    const used = BigInt(this.used);
+    return used > this.size ? 0 : Number(this.size - used);
+  }
+}
+
+/**
+ * The values of the two gauges made together (recorderEntry), by cidr: one entry per cidr, found
+ * once per allocation and rewritten in place, read by each gauge's collect (its PendingGauge).
+ */
+class GaugeValues implements CidrGauges {
+  readonly entries = new Map<string, GaugeEntry>();
+  /** The gauges reading them, set as they are made. */
+  allocated: PendingGauge | undefined;
+  available: PendingGauge | undefined;
+
+  set(cidr: string, source: GaugeSource): void {
+    // all read before anything is kept: when one throws, nothing changes
+    const used = source.used();
+    let size: bigint | undefined;
+    let available = 0;
+    if (SIZE_LESS_USED.has(source.free)) size = source.size;
+    else available = Number(source.free());
+    let entry = this.entries.get(cidr);
+    if (entry === undefined) this.entries.set(cidr, (entry = new GaugeEntry()));
+    entry.used = used;
+    entry.available = available;
+    entry.size = size;
+    entry.usedKept = entry.availableKept = true;
+  }
+
+  remove(cidr: string): void {
+    this.allocated!.remove(cidr);
+    this.available!.remove(cidr);
+  }
+}
+
+/** A gauge made here: one half of its GaugeValues, kept until it is read. */
 class PendingGauge implements CidrGauge {
-  private readonly latest = new Map<string, number>();
   /**
    * `own`: the gauge's set as prom-client made it, which flush writes with (the gauge's own `set`
    * first writes what is kept: writtenThrough); `gauge`: the gauge, whose remove is called as the
    * app may have it (its code runs there, as it did when every event was written at once).
    */
   constructor(
+    readonly values: GaugeValues,
+    readonly half: 'allocated' | 'available',
     private readonly own: Pick<Gauge<'cidr'>, 'set'>,
     private readonly gauge: Pick<Gauge<'cidr'>, 'remove'>,
-  ) {}
+  ) {
+    values[half] = this;
+  }
+  /** Sets this half alone (the other gauge is not made here, or not with this one). */
   set(cidr: string, value: number): void {
-    this.latest.set(cidr, value);
+    let entry = this.values.entries.get(cidr);
+    if (entry === undefined) this.values.entries.set(cidr, (entry = new GaugeEntry()));
+    if (this.half === 'allocated') {
+      entry.used = value;
+      entry.usedKept = true;
+    } else {
+      entry.available = value;
+      entry.size = undefined;
+      entry.availableKept = true;
+    }
   }
   remove(cidr: string): void {
-    this.latest.delete(cidr);
+    const entry = this.values.entries.get(cidr);
+    if (entry !== undefined) {
+      this.forget(entry);
+      if (!entry.usedKept && !entry.availableKept) this.values.entries.delete(cidr);
+    }
     this.gauge.remove({ cidr });
   }
   /** Its collect: the values kept, written through. */
   flush(): void {
-    for (const [cidr, value] of this.latest) this.own.set({ cidr }, value);
-    this.latest.clear();
+    for (const [cidr, entry] of this.values.entries) {
+      if (this.half === 'allocated' ? entry.usedKept : entry.availableKept) {
+        this.own.set({ cidr }, this.half === 'allocated' ? entry.used : entry.availableNow());
+        this.forget(entry);
+      }
+    }
   }
   /** Its reset (registry.resetMetrics()): what is kept goes too. */
   drop(): void {
-    this.latest.clear();
+    for (const entry of this.values.entries.values()) this.forget(entry);
+  }
+  private forget(entry: GaugeEntry): void {
+    if (this.half === 'allocated') entry.usedKept = false;
+    else entry.availableKept = false;
+  }
+}
+
+/** Two gauges not made together: each set through its own writer. */
+class GaugesOneByOne implements CidrGauges {
+  constructor(
+    private readonly allocated: CidrGauge,
+    private readonly available: CidrGauge,
+  ) {}
+  set(cidr: string, source: GaugeSource): void {
+    const used = source.used();
+    const available = Number(source.free());
+    this.allocated.set(cidr, used);
+    this.available.set(cidr, available);
+  }
+  remove(cidr: string): void {
+    this.allocated.remove(cidr);
+    this.available.remove(cidr);
   }
 }
 
@@ -384,6 +502,18 @@ class PendingHistogram implements CidrHistogram {
 /** The writer of each metric made here (recorderEntry), by metric. */
 const pending = new WeakMap<object, PendingGauge | PendingCounter | PendingHistogram>();
 
+/**
+ * The writer of both gauges: their GaugeValues when they were made together here, else each
+ * one's own (gaugeWriter).
+ */
+function gaugesWriter(allocated: Gauge<'cidr'>, available: Gauge<'cidr'>): CidrGauges {
+  const used = pending.get(allocated);
+  const free = pending.get(available);
+  if (used instanceof PendingGauge && free instanceof PendingGauge && used.values === free.values && used.values.available === free)
+    return used.values;
+  return new GaugesOneByOne(gaugeWriter(allocated), gaugeWriter(available));
+}
+
 /** The writer of `gauge`: its PendingGauge when made here, else one that sets it at once. */
 function gaugeWriter(gauge: Gauge<'cidr'>): CidrGauge {
   const made = pending.get(gauge);
@@ -450,8 +580,7 @@ function writtenThrough<M extends { reset(): void }>(
 
 class PromRecorder implements MetricsRecorder {
   private readonly sources: Map<string, number>;
-  private readonly allocated: CidrGauge;
-  private readonly available: CidrGauge;
+  private readonly gaugeValues: CidrGauges;
   private readonly allocations: ScopedCounter;
   private readonly errors: ScopedCounter;
   private readonly duration: CidrHistogram;
@@ -460,8 +589,7 @@ class PromRecorder implements MetricsRecorder {
     let sources = gaugeSources.get(m.allocated);
     if (sources === undefined) gaugeSources.set(m.allocated, (sources = new Map()));
     this.sources = sources;
-    this.allocated = gaugeWriter(m.allocated);
-    this.available = gaugeWriter(m.available);
+    this.gaugeValues = gaugesWriter(m.allocated, m.available);
     this.allocations = counterWriter(m.allocations);
     this.errors = counterWriter(m.errors);
     this.duration = histogramWriter(m.duration);
@@ -476,8 +604,7 @@ class PromRecorder implements MetricsRecorder {
   }
 
   gauges(cidr: string, source: GaugeSource): void {
-    this.allocated.set(cidr, source.used());
-    this.available.set(cidr, Number(source.free()));
+    this.gaugeValues.set(cidr, source);
   }
 
   track(cidr: string, source: GaugeSource): void {
@@ -493,8 +620,7 @@ class PromRecorder implements MetricsRecorder {
       return;
     }
     this.sources.delete(cidr);
-    this.allocated.remove(cidr);
-    this.available.remove(cidr);
+    this.gaugeValues.remove(cidr);
   }
 
   start(): number {
@@ -593,15 +719,17 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
   const registers = [registry as Registry];
   const created: string[] = [];
   // Upstream's two gauges (labelled by cidr), two counters (by cidr and scope) and histogram (by
-  // cidr), each one found in the registry (reuse) or made there, written through (writtenThrough).
-  const gauge = (name: string, help: string) =>
+  // cidr), each one found in the registry (reuse) or made there, written through (writtenThrough);
+  // the gauges made here keep their values together (GaugeValues).
+  const gaugeValues = new GaugeValues();
+  const gauge = (name: string, help: string, half: 'allocated' | 'available') =>
     reuse(
       registry,
       name,
       () =>
         writtenThrough<Gauge<'cidr'>>(
           (collect) => new Gauge({ name, help, labelNames: ['cidr'] as const, registers, collect }),
-          (own, g) => new PendingGauge(own, g),
+          (own, g) => new PendingGauge(gaugeValues, half, own, g),
           ['set', 'inc', 'dec', 'setToCurrentTime', 'remove'],
         ),
       created,
@@ -621,8 +749,8 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
   let metrics: AllocatorMetrics;
   try {
     metrics = {
-      allocated: gauge(METRIC_ALLOCATED_IPS, 'Gauge measuring the number of allocated IPs for Services'),
-      available: gauge(METRIC_AVAILABLE_IPS, 'Gauge measuring the number of available IPs for Services'),
+      allocated: gauge(METRIC_ALLOCATED_IPS, 'Gauge measuring the number of allocated IPs for Services', 'allocated'),
+      available: gauge(METRIC_AVAILABLE_IPS, 'Gauge measuring the number of available IPs for Services', 'available'),
       allocations: counter(METRIC_ALLOCATIONS, 'Number of Cluster IPs allocations'),
       errors: counter(METRIC_ERRORS, 'Number of errors trying to allocate Cluster IPs'),
       duration: reuse(

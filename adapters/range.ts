@@ -57,7 +57,7 @@ import type { OffsetChooser } from './strategy.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './builtin-strategies.ts';
 import { CallReturns, type CoolingQueue } from './cooling.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
-import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
+import { type MetricsRecorder, NULL_RECORDER, recorderFor, sizeLessUsed, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource, TWO32 } from './random.ts';
 import { type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
@@ -1188,6 +1188,8 @@ export class Range implements RangeView {
     );
   }
 }
+
+sizeLessUsed(Range.prototype.free); // the gauges compute available_ips from used() and size
 
 /** The offsets of `pairs` ((hi, lo) each) that `index` does not mark taken: has() needs no memory. */
 function unmarked(index: FreeIndex, pairs: Uint32Array): Uint32Array {
