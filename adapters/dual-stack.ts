@@ -2,10 +2,14 @@
 // neither. Upstream's Service REST storage does the same with its per-family allocators
 // (allocate every family, release what was taken when a later family fails).
 //
-//   allocateNext(owner, ['IPv6', 'IPv4'])          the primary family first (Service.spec.ipFamilies)
-//     1. ipv6.allocateNext(owner) → 2001:db8::17
-//     2. ipv4.allocateNext(owner) → ErrFull
-//     3. ipv6.release(2001:db8::17)                 roll back, then rethrow ErrFull unchanged
+//   allocate(['2001:db8::17', '10.0.0.5'], owner)   the caller's order (Service.spec.ipFamilies)
+//     1. ipv4.allocate(10.0.0.5, owner)             IPv4 taken first, whatever the caller's order
+//     2. ipv6.allocate(2001:db8::17, owner) → ErrAllocated
+//     3. ipv4.release(10.0.0.5)                     roll back, then rethrow ErrAllocated unchanged
+//   on success: ips ['2001:db8::17', '10.0.0.5'], families ['IPv6', 'IPv4']: the caller's order
+//
+// One order for every call (ipv4First): two calls for the same addresses in opposite orders would
+// each take one family and fail on the other's, and both would lose.
 //
 // The two allocators may be any IPAllocator: two MetaAllocators (ranges from ServiceCIDRs), two
 // Allocators, or a mix; they may share a store or not. The pair owns them: destroy() destroys
@@ -214,11 +218,13 @@ export class DualStackAllocator {
   }
 
   /**
-   * One free address per family, in `families` order (default IPv4 then IPv6; one family for a
-   * single-stack Service). If a family fails, the addresses already taken are released and that
-   * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …; an ErrDestroyed
-   * once destroy() came meanwhile is the pair's, since its destroy() ends the search). The addresses
-   * come back in canonical text (a rollback releases an address, and asks has(), in the spelling
+   * One free address per family, answered in `families` order (default IPv4 then IPv6; one family
+   * for a single-stack Service). The families are taken IPv4 first whatever that order, so two
+   * calls in opposite orders for the last free addresses do not both fail: one gets them, the
+   * other ErrFull. If a family fails, the addresses already taken are released and that family's
+   * error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …; when both would fail,
+   * IPv4's, as the other is not tried; an ErrDestroyed once destroy() came meanwhile is the pair's,
+   * since its destroy() ends the search). The addresses come back in canonical text (a rollback releases an address, and asks has(), in the spelling
    * its allocator answered); an allocator of your own that answers anything but an address
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
    * it; its answer is not released but reported to onRollbackError.
@@ -229,7 +235,8 @@ export class DualStackAllocator {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const order = checkFamilies(families); // read once: the families allocated are those reported
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
-    const allocators = order.map((f) => this.allocator(f));
+    const taking = ipv4First(order, order);
+    const allocators = taking.map((f) => this.allocator(f));
     this.state.inFlight++;
     try {
       const ips: string[] = [];
@@ -242,41 +249,43 @@ export class DualStackAllocator {
           this.live(); // destroyed meanwhile: the call ends, and what it took goes back
           answer = await allocators[i]!.allocateNext(owner);
         } catch (e) {
-          await this.rollback(answered, order, allocators);
+          await this.rollback(answered, taking, allocators);
           // its search stopped by destroy() (stopSearches): the pair's end, not the allocator's
           throw this.destroyed && isDestroyed(e) ? new ErrDestroyed('DualStackAllocator') : e;
         }
-        const ip = canonicalAnswer(answer, order[i]!);
+        const ip = canonicalAnswer(answer, taking[i]!);
         if (ip === null) {
           // An allocator of your own broke its contract: the pair gives back what it took before.
           // The answer itself is no address of the family, so there is nothing to release
           // (releasing text that is not an address would hand the allocator more garbage, or
           // another family's address): what the allocator took, if anything, is reported.
-          await this.rollback(answered, order, allocators);
-          const what = `the ${order[i]} allocator's allocateNext answered ${quoteInput(answer)}, not an ${order[i]} address`;
+          await this.rollback(answered, taking, allocators);
+          const what = `the ${taking[i]} allocator's allocateNext answered ${quoteInput(answer)}, not an ${taking[i]} address`;
           this.reportRollbackError(
             new IPAllocatorError(`${what}: not released, so whatever that allocator took stays taken`),
             typeof answer === 'string' ? answer : quoteInput(answer),
-            order[i]!,
+            taking[i]!,
           );
           throw new IPAllocatorError(`DualStackAllocator: ${what}`);
         }
         ips.push(ip);
         answered.push(answer as string); // canonicalAnswer took only text
       }
-      if (this.destroyed) await this.giveBackAndFail(answered, order, allocators);
-      return result(ips, order);
+      if (this.destroyed) await this.giveBackAndFail(answered, taking, allocators);
+      return result(ipv4First(order, ips), order); // back in the caller's order
     } finally {
       this.callEnded();
     }
   }
 
   /**
-   * Reserves the given addresses (at most one per family), in the given order, and returns them
-   * in canonical text (`::FFFF:10.0.0.2` → `10.0.0.2`, `2001:DB8:0:0:0:0:0:A` → `2001:db8::a`).
-   * If one fails, the ones already reserved are released and its error is rethrown unchanged
-   * (ErrAllocated, ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError
-   * before anything is reserved.
+   * Reserves the given addresses (at most one per family) and returns them in the given order, in
+   * canonical text (`::FFFF:10.0.0.2` → `10.0.0.2`, `2001:DB8:0:0:0:0:0:A` → `2001:db8::a`). The
+   * IPv4 address is reserved first whatever the given order, so two calls for the same addresses
+   * in opposite orders do not both fail: one gets both, the other ErrAllocated. If one fails, the
+   * ones already reserved are released and its error is rethrown unchanged (ErrAllocated,
+   * ErrNotInRange, ErrMismatchedNetwork, …; when both would fail, IPv4's, as the other is not
+   * tried). Malformed text: InvalidAddressError before anything is reserved.
    */
   allocate(this: object, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs>;
   async allocate(this: DualStackAllocator, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs> {
@@ -284,21 +293,23 @@ export class DualStackAllocator {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const { canonical, families } = familiesOf(ips, arrayLength(ips, 'ips'), 'ips');
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
-    const allocators = families.map((f) => this.allocator(f));
+    const taking = ipv4First(families, families);
+    const addresses = ipv4First(families, canonical);
+    const allocators = taking.map((f) => this.allocator(f));
     this.state.inFlight++;
     try {
       const done: string[] = [];
-      for (let i = 0; i < canonical.length; i++) {
+      for (let i = 0; i < addresses.length; i++) {
         try {
           this.live(); // destroyed meanwhile: the call ends, and what it took goes back
-          await allocators[i]!.allocate(canonical[i]!, owner);
+          await allocators[i]!.allocate(addresses[i]!, owner);
         } catch (e) {
-          await this.rollback(done, families, allocators);
+          await this.rollback(done, taking, allocators);
           throw e;
         }
-        done.push(canonical[i]!);
+        done.push(addresses[i]!);
       }
-      if (this.destroyed) await this.giveBackAndFail(done, families, allocators);
+      if (this.destroyed) await this.giveBackAndFail(done, taking, allocators);
       return result(canonical, families);
     } finally {
       this.callEnded();
@@ -569,6 +580,21 @@ function sameOwner(a: ParentRef | null, b: ParentRef | null): boolean {
   return (
     (a.group ?? '') === (b.group ?? '') && a.resource === b.resource && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name
   );
+}
+
+/**
+ * `values`, one per family of `families` (a call's, in the caller's order), in the order the pair
+ * takes the families: IPv4 first, whatever order the caller gave. Two calls that want the same
+ * addresses (or the last free one of each family) in opposite orders would otherwise each take
+ * its first family, fail on the one the other took, and give its own back: both lose, and callers
+ * that retry can go on losing together. In one order the first to take IPv4 wins, and the other
+ * fails on IPv4 with the error it would have got on it (ErrAllocated, ErrFull) without taking
+ * anything. Upstream's Service REST storage promises no order either (it takes the families from
+ * a Go map); the answer is still in the caller's order. Two values swap or none do, so the same
+ * call on values in the pair's order gives them back in the caller's.
+ */
+function ipv4First<T>(families: readonly IPFamily[], values: readonly T[]): T[] {
+  return families.length === 2 && families[0] === 'IPv6' ? [values[1]!, values[0]!] : [...values];
 }
 
 /** `families` read once and checked: one or two IP families, different ones. */
