@@ -18,7 +18,7 @@
 import { canonicalAddr, canonicalOf, parseAddrInto } from './address.ts';
 import { isDryRun } from './dry-run.ts';
 import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound, nameErrorClasses } from './errors.ts';
-import { arrayLength, checkIPFamily, optionsObject, readElements, readMember, unboundCall } from './input.ts';
+import { arrayLength, checkIPFamily, didYouMean, optionsObject, readElements, readMember, unboundCall, unreadableInput } from './input.ts';
 import { quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
@@ -341,9 +341,12 @@ export class DualStackAllocator {
    * family's allocator, in canonical text: the pair keeps no other spelling, so an allocator of
    * your own must release an address given so (as every allocator of this package takes any
    * spelling), even one it answered as `FD00::1`. Every address is checked before any is
-   * released: a malformed one rejects with InvalidAddressError and releases nothing. Then all
-   * are attempted; the first error is rethrown afterwards. A destroy() meanwhile does not stop
-   * it: both addresses are released before the allocators are destroyed.
+   * released: a malformed one rejects with InvalidAddressError and releases nothing. So is an
+   * object given instead of an array: one with a field what allocate returns has not (`ipv4`), or
+   * whose `IPv4`, `IPv6` or `families` say other than its `ips` (`{ ips: [a], IPv4: b }`), is
+   * refused with InvalidArgumentError naming that field (a field that is undefined is left out).
+   * Then all are attempted; the first error is rethrown afterwards. A destroy() meanwhile does
+   * not stop it: both addresses are released before the allocators are destroyed.
    */
   release(this: object, ips: readonly string[] | DualStackIPs): Promise<void>;
   async release(this: DualStackAllocator, ips: readonly string[] | DualStackIPs): Promise<void> {
@@ -356,6 +359,7 @@ export class DualStackAllocator {
     let list: unknown = ips;
     let what = 'ips';
     if (length === undefined) {
+      checkAnswerFields(ips);
       list = readMember(ips, 'ips', 'ips'); // what allocate returned
       what = 'ips.ips';
       length = arrayLength(list, what);
@@ -366,6 +370,7 @@ export class DualStackAllocator {
       }
     }
     const { canonical, families } = familiesOf(list, length, what);
+    if (list !== ips) checkAnswerAgrees(ips, canonical, families);
     const allocators = families.map((f) => this.allocator(f));
     this.state.inFlight++;
     try {
@@ -595,6 +600,63 @@ function sameOwner(a: ParentRef | null, b: ParentRef | null): boolean {
  */
 function ipv4First<T>(families: readonly IPFamily[], values: readonly T[]): T[] {
   return families.length === 2 && families[0] === 'IPv6' ? [values[1]!, values[0]!] : [...values];
+}
+
+/** The fields of what allocate and allocateNext return (DualStackIPs): release takes no others. */
+const ANSWER_FIELDS: readonly string[] = ['ips', 'families', 'IPv4', 'IPv6'];
+
+/** What release's refusals of an object it was given end with. */
+const AS_IT_CAME = 'pass what allocate returned as it came, or an array of the addresses';
+
+/**
+ * InvalidArgumentError naming the first own field of `given`, release's object argument, that
+ * what allocate returns has not (unless it is undefined, as an options object's), before its
+ * `ips` is read: `{ ips, ipv6 }` would otherwise release `ips` and ignore the rest in silence.
+ */
+function checkAnswerFields(given: object): void {
+  let keys: string[];
+  try {
+    keys = Object.keys(given);
+  } catch (e) {
+    throw unreadableInput('ips', e); // a revoked Proxy
+  }
+  for (const key of keys) {
+    if (ANSWER_FIELDS.includes(key) || readMember(given, key, 'ips') === undefined) continue;
+    // the field of that name in another case first: `ipv6` is nearer to `ips`, and to `IPv4`, by edits
+    const sameName = ANSWER_FIELDS.find((field) => field.toLowerCase() === key.toLowerCase());
+    const hint = sameName === undefined ? didYouMean(key, ANSWER_FIELDS) : ` (did you mean "${sameName}"?)`;
+    throw new InvalidArgumentError(
+      `release: ips has no field ${quoteInput(key)}${hint}; what allocate returns has ips, families, IPv4 and IPv6`,
+    );
+  }
+}
+
+/**
+ * InvalidArgumentError naming the field of `given`, release's object argument, that says other
+ * than its `ips` (whose addresses are `canonical`, of `families`): an `IPv4` or `IPv6` that is
+ * not the address of that family in `ips` (in any spelling), or names one `ips` lacks; `families`
+ * that are not theirs, in order. Each is read once; one left undefined says nothing. Only `ips`
+ * is released, so an object mixing two answers, or an answer and an address edited in, would
+ * release other addresses than it names.
+ */
+function checkAnswerAgrees(given: object, canonical: readonly string[], families: readonly IPFamily[]): void {
+  for (const family of BOTH) {
+    const said = readMember(given, family, 'ips');
+    if (said === undefined) continue;
+    const i = families.indexOf(family);
+    if (i >= 0 && canonicalAnswer(said, family) === canonical[i]) continue;
+    const holds = i >= 0 ? `holds ${canonical[i]}` : `holds no ${family} address`;
+    throw new InvalidArgumentError(`release: ips.${family} is ${quoteInput(said)}, but ips.ips ${holds}: ${AS_IT_CAME}`);
+  }
+  const said = readMember(given, 'families', 'ips');
+  if (said === undefined) return;
+  const length = arrayLength(said, 'ips.families');
+  const listed = length === undefined ? undefined : readElements(said, length, 'ips.families');
+  if (listed?.length === families.length && listed.every((f, i) => f === families[i])) return;
+  const shown = listed === undefined ? quoteInput(said) : `[${listed.map((f) => quoteInput(f)).join(', ')}]`;
+  throw new InvalidArgumentError(
+    `release: ips.families is ${shown}, but the addresses of ips.ips are ${families.join(', ')} in that order: ${AS_IT_CAME}`,
+  );
 }
 
 /** `families` read once and checked: one or two IP families, different ones. */

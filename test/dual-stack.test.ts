@@ -1293,3 +1293,89 @@ describe("a pair's destroy() ends an allocateNext whose creates keep colliding",
     expect(store6.createCalls).toBe(0);
   });
 });
+
+// Found by an outside user: release({ ips: [a], IPv4: b }) released a and ignored IPv4 in silence.
+// release takes an array of addresses or what allocate returned; an object with a field that
+// answer has not, or whose IPv4, IPv6 or families say other than its ips, is refused before
+// anything is released, as an owner's or an options object's unknown key is.
+describe('DualStackAllocator.release: what allocate returned, or an array, and nothing mixed', () => {
+  async function pairWithTwo() {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const a = await ds.allocate(['10.0.0.1', 'fd00::1']);
+    const b = await ds.allocate(['fd00::2', '10.0.0.2']);
+    const held = async () =>
+      (
+        await Promise.all(
+          ['10.0.0.1', 'fd00::1', '10.0.0.2', 'fd00::2'].map((ip) => ds.allocator(ip.includes(':') ? 'IPv6' : 'IPv4').has(ip)),
+        )
+      ).every(Boolean);
+    return { ds, a, b, held };
+  }
+
+  it.each([
+    [
+      'an IPv4 that is not the one in ips',
+      { ips: ['10.0.0.1'], IPv4: '10.0.0.2' },
+      'release: ips.IPv4 is "10.0.0.2", but ips.ips holds 10.0.0.1: pass what allocate returned as it came, or an array of the addresses',
+    ],
+    [
+      'an IPv6 when ips holds no IPv6 address',
+      { ips: ['10.0.0.1'], IPv6: 'fd00::2' },
+      'release: ips.IPv6 is "fd00::2", but ips.ips holds no IPv6 address: pass what allocate returned as it came, or an array of the addresses',
+    ],
+    [
+      'an IPv6 that is no address',
+      { ips: ['10.0.0.1', 'fd00::1'], IPv6: 42 },
+      'release: ips.IPv6 is 42 (number), but ips.ips holds fd00::1: pass what allocate returned as it came, or an array of the addresses',
+    ],
+    [
+      'families that are not those of ips, in order',
+      { ips: ['10.0.0.1', 'fd00::1'], families: ['IPv6', 'IPv4'] },
+      'release: ips.families is ["IPv6", "IPv4"], but the addresses of ips.ips are IPv4, IPv6 in that order: pass what allocate returned as it came, or an array of the addresses',
+    ],
+    [
+      'families that are no array',
+      { ips: ['10.0.0.1'], families: 'IPv4' },
+      'release: ips.families is "IPv4", but the addresses of ips.ips are IPv4 in that order: pass what allocate returned as it came, or an array of the addresses',
+    ],
+    [
+      'a field what allocate returns has not, misspelt',
+      { ips: ['10.0.0.1'], ipv6: 'fd00::2' },
+      'release: ips has no field "ipv6" (did you mean "IPv6"?); what allocate returns has ips, families, IPv4 and IPv6',
+    ],
+    [
+      'a field what allocate returns has not',
+      { IPv4: '10.0.0.1', addresses: ['fd00::1'] },
+      'release: ips has no field "addresses"; what allocate returns has ips, families, IPv4 and IPv6',
+    ],
+  ])('refuses %s with InvalidArgumentError naming the field, and releases nothing', async (_, given, message) => {
+    const { ds, held } = await pairWithTwo();
+    const error = await rejection(ds.release(given as never));
+    expect(error).toEqual(new InvalidArgumentError(message));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(await held()).toBe(true);
+    ds.destroy();
+  });
+
+  it('takes what allocate returned, a copy of it, one whose IPv4 or IPv6 is spelt otherwise, and undefined fields', async () => {
+    const { ds, a, b } = await pairWithTwo();
+    await ds.release({ ...a, IPv4: '::FFFF:10.0.0.1', IPv6: 'FD00:0:0:0:0:0:0:1', extra: undefined } as DualStackIPs);
+    await ds.release(b);
+    for (const ip of [...a.ips, ...b.ips]) expect(await ds.allocator(ip.includes(':') ? 'IPv6' : 'IPv4').has(ip)).toBe(false);
+    const c = await ds.allocate(['10.0.0.3']);
+    await ds.release({ ips: c.ips, families: undefined, IPv6: undefined } as never);
+    expect(await ds.allocator('IPv4').has('10.0.0.3')).toBe(false);
+    ds.destroy();
+  });
+
+  it('an object whose fields cannot be listed is refused as input that throws when read', async () => {
+    const { ds, held } = await pairWithTwo();
+    const revocable = Proxy.revocable({ ips: ['10.0.0.1'] }, {});
+    revocable.revoke();
+    const error = await rejection(ds.release(revocable.proxy as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toMatch(/^ips could not be read: it threw TypeError/);
+    expect(await held()).toBe(true);
+    ds.destroy();
+  });
+});
