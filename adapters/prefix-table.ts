@@ -69,9 +69,15 @@ export class PrefixTable<E extends Prefixed> {
   private readonly lastWords = new Uint32Array(4);
   private lastFound: readonly E[] = NONE;
 
+  /** Ends the memo of the last look-up, and lets go of what it found (a range dropped since). */
+  private forgetLast(): void {
+    this.lastFamily = 0;
+    this.lastFound = NONE;
+  }
+
   /** Holds `entry` under its prefix (several entries may share a prefix); hold an entry once at most. */
   add(entry: E): void {
-    this.lastFamily = 0;
+    this.forgetLast();
     const p = entry.prefix;
     let level = this.levelOf(p);
     if (level === undefined) {
@@ -94,7 +100,7 @@ export class PrefixTable<E extends Prefixed> {
 
   /** Lets go of `entry`; false when it is not held (deleted already, or never added). */
   delete(entry: E): boolean {
-    this.lastFamily = 0;
+    this.forgetLast();
     const p = entry.prefix;
     const level = this.levelOf(p);
     if (level === undefined) return false;

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { Family } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { PrefixTable } from '../adapters/prefix-table.ts';
+import { exposeGc } from './helpers.ts';
 
 /** An entry of the tests' tables: a number held under a prefix. */
 interface Held<T> {
@@ -183,5 +184,31 @@ describe('PrefixTable keys', () => {
     } finally {
       contains.mockRestore();
     }
+  });
+});
+
+describe.skipIf(exposeGc() === undefined)('the memo of the last look-up (skipped: this runtime cannot expose gc)', () => {
+  it('holds no entry after it was deleted: an entry a look-up found is collected once deleted', async () => {
+    const gc = exposeGc()!;
+    const table = new PrefixTable<Held<object>>();
+    const words = [0, 0, 0, 0x0a000001];
+    let ref: WeakRef<object>;
+    // in a function of its own, so that no local of this test keeps the value
+    (() => {
+      const value = {};
+      ref = new WeakRef(value);
+      const held = hold(table, Prefix.parse('10.0.0.0/24'), value);
+      expect(table.containing(4, words)).toEqual([held]);
+      table.delete(held);
+    })();
+    // collected and asked in one task: a deref keeps its target alive to the end of its task
+    let collected = false;
+    for (let i = 0; i < 20 && !collected; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      gc();
+      collected = ref!.deref() === undefined;
+    }
+    expect(collected).toBe(true);
+    expect(table.containing(4, words)).toEqual([]);
   });
 });
