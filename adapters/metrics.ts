@@ -417,7 +417,10 @@ interface HistogramInside {
 
 /** The observations of one cidr since they were last written. */
 class Tally {
-  /** counts[i]: observations ≤ DEF_BUCKETS[i] and above the bound before; the last: above them all. */
+  /**
+   * counts[i]: observations ≤ DEF_BUCKETS[i] and above the bound before; the last: above them all,
+   * never written out (prom-client's +Inf bucket is its count), kept so observe needs no branch.
+   */
   readonly counts: number[] = new Array<number>(DEF_BUCKETS.length + 1).fill(0);
   count = 0;
   /** Their sum, from 0. */

@@ -1107,8 +1107,8 @@ export class Range implements RangeView {
   /**
    * Registers the upstream metrics (prom-client; the one given, or the default registry for `true`
    * or none) and records to them. Given another registry than before, the range's gauges leave
-   * the previous one (unless another range reports them there); its counters and histogram,
-   * cumulative, keep there what they counted.
+   * the previous one (unless another range reports them there); its counters, cumulative, keep
+   * there what they counted.
    */
   enableMetrics(this: object, registry?: MetricsRegistry | true): void;
   enableMetrics(this: Range, registry?: MetricsRegistry | true): void {
