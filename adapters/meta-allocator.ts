@@ -1197,7 +1197,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: MetaAllocator): void {
     checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
@@ -1207,7 +1208,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * used (inspection). Read from the fields as they are: ranges() and free() may first retry a
    * rebuild that waits for memory, which an inspection must not set off.
    */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](this: MetaAllocator, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => {
       this.live();
       return { ranges: this.shared.order.filter((e) => !e.removed).map((e) => e.cidr), used: this.shared.labelled };

@@ -289,12 +289,7 @@ describe('every type the API names can be imported', () => {
  * shown as `[INSPECT]`) are walked too: `const dispose = range[Symbol.dispose]` fails as
  * `const { destroy } = range` does.
  */
-const NO_THIS_PARAMETER: Readonly<Record<string, string>> = {
-  'MetaAllocator.[Symbol.dispose]': 'not given it yet (adapters/meta-allocator.ts); refused at run time as the others',
-  'MetaAllocator.[INSPECT]': 'not given it yet (adapters/meta-allocator.ts); refused at run time as the others',
-  'KubernetesStore.[Symbol.dispose]': 'not given it yet (adapters/kubernetes/lifecycle.ts); refused at run time as the others',
-  'KubernetesServiceCIDRs.[Symbol.dispose]': 'not given it yet (adapters/kubernetes/lifecycle.ts); refused at run time as the others',
-};
+const NO_THIS_PARAMETER: Readonly<Record<string, string>> = {};
 
 /**
  * Each public method of the classes the entry points export, as `Class.method`, with the `this`

@@ -111,7 +111,8 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   }
 
   /** close(), for `using`. */
-  [Symbol.dispose](): void {
+  [Symbol.dispose](this: object): void;
+  [Symbol.dispose](this: InformerLifecycle<R>): void {
     checkThis(this, '[Symbol.dispose]');
     this.close();
   }

@@ -1038,7 +1038,7 @@ describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycl
       const calls: [string, (self: unknown) => unknown][] = [
         // (`as object`: the types refuse a call without an object, which is what is tried here)
         ['close', (self) => target.close.call(self as object)],
-        ['[Symbol.dispose]', (self) => target[Symbol.dispose].call(self)],
+        ['[Symbol.dispose]', (self) => target[Symbol.dispose].call(self as object)],
         ['start', (self) => target.start.call(self as object)],
         ['onStateChange', (self) => target.onStateChange.call(self as object, () => {})],
         ['waitForSync', (self) => target.waitForSync.call(self as object)],
