@@ -1897,11 +1897,13 @@ class NotReadyDryRun implements IPAllocator {
 
   /**
    * What console.log and util.inspect show, in Node and Deno: the family and used of the
-   * MetaAllocator it views, or that it is destroyed (inspection).
+   * MetaAllocator it views, or that it is destroyed (inspection). Named DryRunAllocator, as its
+   * errors name it: the type users see (this class is not exported).
    */
-  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+  [INSPECT](this: object, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string;
+  [INSPECT](this: NotReadyDryRun, depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => ({ used: this.meta.used() });
-    return inspection(this, NotReadyDryRun, 'NotReadyDryRun', () => ({ ipFamily: this.meta.ipFamily }), live, depth, options, inspect);
+    return inspection(this, NotReadyDryRun, 'DryRunAllocator', () => ({ ipFamily: this.meta.ipFamily }), live, depth, options, inspect);
   }
 }
 

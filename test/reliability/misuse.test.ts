@@ -952,6 +952,11 @@ const UNBOUND_SYMBOL_MEMBERS: [string, (store: MemoryStore) => object, boolean][
   ['DryRunRange (a dry run of a Range)', () => new Range('10.0.0.0/24').dryRun(), false],
   ['DryRunAllocator (a dry run of an Allocator)', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), false],
   ['DryRunAllocator (a dry run of a ReferenceAllocator)', (store) => new ReferenceAllocator('10.0.0.0/24', { store }).dryRun(), false],
+  [
+    'DryRunAllocator (NotReadyDryRun, a dry run of a MetaAllocator not ready)',
+    (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(),
+    false,
+  ],
 ];
 
 describe.each(UNBOUND_SYMBOL_MEMBERS)(
