@@ -1855,6 +1855,31 @@ class NotReadyDryRun implements IPAllocator {
     this.meta.checkAllocateNext(owner);
     throw this.meta.notReady();
   }
+  /**
+   * Whether tryAllocateNextNow() may be used, as a ready MetaAllocator's dry run (its range's
+   * Allocator's, on the same store) says: true on a store with synchronous operations. Throws
+   * ErrDestroyed once the MetaAllocator is destroyed.
+   */
+  get canAllocateNow(): boolean {
+    const { meta } = viewOf(this, 'canAllocateNow');
+    meta.checkAllocateNext(null); // no owner to check: ErrDestroyed only
+    return meta.store.sync != null;
+  }
+  /**
+   * As allocateNext() here, in one synchronous step: null where allocateNext() rejects with
+   * ErrNotReady, as a not-ready Allocator's tryAllocateNextNow() answers. Refuses, in this order:
+   * a destroyed MetaAllocator (ErrDestroyed), a store without synchronous operations
+   * (InvalidArgumentError: canAllocateNow is false), a malformed owner.
+   */
+  tryAllocateNextNow(this: object, owner?: ParentRef | null): string | null;
+  tryAllocateNextNow(this: NotReadyDryRun, owner?: ParentRef | null): string | null {
+    checkViewThis(this, 'tryAllocateNextNow');
+    if (!this.canAllocateNow) {
+      throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (MetaAllocator ${this.meta.ipFamily})`);
+    }
+    this.meta.checkAllocateNext(owner);
+    return null;
+  }
   release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   async release(this: NotReadyDryRun, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     checkViewThis(this, 'release');

@@ -8,8 +8,10 @@ import {
   type DryRunAllocator,
   ErrDestroyed,
   ErrNotReady,
+  InMemoryServiceCIDRs,
   InvalidArgumentError,
   MemoryStore,
+  MetaAllocator,
   Range,
   ReferenceAllocator,
 } from '../adapters/index.ts';
@@ -93,5 +95,47 @@ describe("an Allocator's dry run: canAllocateNow and tryAllocateNextNow()", () =
     expect(() => dry.tryAllocateNextNow()).toThrow(InvalidArgumentError);
     expect(() => dry.tryAllocateNextNow()).toThrow(/ReferenceAllocator.*allocateNext\(\)/);
     reference.destroy();
+  });
+});
+
+describe("a MetaAllocator's dry run while none of its ranges is ready: canAllocateNow and tryAllocateNextNow(), as a ready one's", () => {
+  /** A MetaAllocator on `store` whose ServiceCIDR source lists no range: its dry run views no range. */
+  const notReady = (store: MemoryStore) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store });
+
+  it("on a store with synchronous operations: canAllocateNow true, as a ready MetaAllocator's dry run says; tryAllocateNextNow() null where allocateNext() rejects with ErrNotReady, as a not-ready Allocator's", async () => {
+    const store = new MemoryStore();
+    const meta = notReady(store);
+    const dry = meta.dryRun() as DryRunAllocator; // typed IPAllocator, as a ready MetaAllocator's
+    expect(await rejection(dry.allocateNext(OWNER))).toBeInstanceOf(ErrNotReady);
+    expect(dry.canAllocateNow).toBe(true);
+    expect(dry.tryAllocateNextNow(OWNER)).toBeNull();
+    expect(dry.tryAllocateNextNow()).toBeNull();
+    // what a ready MetaAllocator's dry run (its range's) and a not-ready Allocator answer on that store
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('kubernetes', ['10.0.0.0/29']);
+    const ready = new MetaAllocator('IPv4', cidrs, { store });
+    expect((ready.dryRun() as DryRunAllocator).canAllocateNow).toBe(true);
+    const alloc = new Allocator('10.1.0.0/29', { store });
+    alloc.setReady(false);
+    expect([alloc.canAllocateNow, alloc.tryAllocateNextNow()]).toEqual([true, null]);
+    expect(store.records()).toEqual([]); // nothing reserved
+    for (const a of [meta, ready, alloc]) a.destroy();
+  });
+
+  it('refuses what a ready one refuses: a malformed owner, a store without synchronous operations, a destroyed MetaAllocator', () => {
+    const meta = notReady(new MemoryStore());
+    const dry = meta.dryRun() as DryRunAllocator;
+    expect(() => dry.tryAllocateNextNow({ name: 'no resource' } as never)).toThrow(InvalidArgumentError);
+    const remote = new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store: new FaultyMemoryStore({ syncOps: false }) });
+    const remoteDry = remote.dryRun() as DryRunAllocator;
+    expect(remoteDry.canAllocateNow).toBe(false);
+    expect(() => remoteDry.tryAllocateNextNow()).toThrow(InvalidArgumentError);
+    expect(() => remoteDry.tryAllocateNextNow()).toThrow(
+      'tryAllocateNextNow needs a store with synchronous operations (MetaAllocator IPv4)',
+    );
+    meta.destroy();
+    expect(() => dry.canAllocateNow).toThrow(ErrDestroyed);
+    expect(() => dry.tryAllocateNextNow()).toThrow(ErrDestroyed);
+    remote.destroy();
   });
 });

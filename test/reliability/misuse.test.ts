@@ -394,7 +394,7 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
   [
     'DryRunAllocator (NotReadyDryRun, a dry run of a MetaAllocator not ready)',
     (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(),
-    IP_ALLOCATOR_METHODS,
+    [...IP_ALLOCATOR_METHODS, ['tryAllocateNextNow', false, [OWNER]]],
   ],
   [
     'DualStackAllocator',
@@ -852,7 +852,7 @@ const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
   [
     'DryRunAllocator (NotReadyDryRun, a dry run of a MetaAllocator not ready)',
     (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(),
-    ['ipFamily', 'size'],
+    ['ipFamily', 'size', 'canAllocateNow'],
   ],
   ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), ['cidr', 'ipFamily', 'size', 'canAllocateNow']],
   ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store }), ['size']],
