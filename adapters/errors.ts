@@ -425,7 +425,7 @@ export class ErrDestroyed extends IPAllocatorError {
   readonly target: string;
   /**
    * `state`: how it was ended, after its name: `has been destroyed` (the default), `has been
-   * closed` for a MemoryStore after close(), or `is being destroyed (…)` for an allocator whose
+   * closed` for a store or a ServiceCIDR source after close(), or `is being destroyed (…)` for an allocator whose
    * owner ends its searches before destroying it.
    */
   constructor(target: string, state?: string) {

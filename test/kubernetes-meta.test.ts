@@ -540,7 +540,7 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
           (e: unknown) => e,
         );
         expect(err, what).toBeInstanceOf(ErrDestroyed);
-        expect((err as Error).message, what).toBe('KubernetesServiceCIDRs has been destroyed');
+        expect((err as Error).message, what).toBe('KubernetesServiceCIDRs has been closed');
       }
     });
 

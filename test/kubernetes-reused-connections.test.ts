@@ -238,7 +238,7 @@ describe('after closeReusedConnections', () => {
       store.close();
       await expect(get).rejects.toBeInstanceOf(ErrDestroyed);
       release();
-      await expect(authenticated.mock.results[0]!.value).rejects.toThrow('KubernetesStore has been destroyed');
+      await expect(authenticated.mock.results[0]!.value).rejects.toThrow('KubernetesStore has been closed');
       expect(made).not.toHaveBeenCalled();
     } finally {
       await double.close();

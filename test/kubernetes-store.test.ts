@@ -825,7 +825,7 @@ describe('KubernetesStore', () => {
       const p = s.waitForSync();
       s.close();
       await expect(p).rejects.toThrow(ErrDestroyed);
-      await expect(p).rejects.toThrow('KubernetesStore has been destroyed');
+      await expect(p).rejects.toThrow('KubernetesStore has been closed');
     });
   });
 
@@ -1784,7 +1784,7 @@ describe('KubernetesStore', () => {
         );
         expect(err, what).toBeInstanceOf(ErrDestroyed);
         expect((err as ErrDestroyed).code, what).toBe('ERR_DESTROYED');
-        expect((err as Error).message, what).toBe('KubernetesStore has been destroyed');
+        expect((err as Error).message, what).toBe('KubernetesStore has been closed');
       }
       expect(s.state).toBe('stopped');
       expect(s.stats.lists).toBe(1);

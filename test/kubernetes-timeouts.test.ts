@@ -108,7 +108,7 @@ describe('a server that accepts and never answers', () => {
     s.close();
     for (const err of [await got, await created]) {
       expect(err).toBeInstanceOf(ErrDestroyed);
-      expect((err as ErrDestroyed).message).toBe('KubernetesStore has been destroyed');
+      expect((err as ErrDestroyed).message).toBe('KubernetesStore has been closed');
     }
     await until(() => silent.openConnections() === 0, 'the client to drop its connections');
   });

@@ -192,6 +192,15 @@ function isNewerThan(a: string | undefined, b: string | undefined): boolean {
  */
 const CACHE = 'KubernetesStore.cache';
 
+/**
+ * What every call answers once the informer is stopped: ErrDestroyed naming its owner, which
+ * stops it only from close() (a KubernetesStore, a KubernetesServiceCIDRs), so the message says
+ * `has been closed`, the word of the call the user made. @internal
+ */
+export function closedError(owner: string): ErrDestroyed {
+  return new ErrDestroyed(owner, 'has been closed');
+}
+
 /** @internal */
 export class Informer<R extends CachedRecord = IPAddressRecord> {
   private readonly records = new Map<string, R>();
@@ -310,7 +319,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   /** The cache's methods after stop() throw ErrDestroyed (the unsubscribe functions keep working). */
   private assertRunning(): void {
-    if (this.stopped) throw new ErrDestroyed(this.owner);
+    if (this.stopped) throw closedError(this.owner);
   }
 
   // --- lifecycle -------------------------------------------------------------------------------
@@ -363,7 +372,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (!isSignal) {
       return Promise.reject(new InvalidArgumentError(`waitForSync: signal must be an AbortSignal, got ${quoteInput(signal)}`));
     }
-    if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
+    if (this.stopped) return Promise.reject(closedError(this.owner));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.synced) return Promise.resolve();
     // blocked for good, or denied now and on every retry until granted: waiting would never end
@@ -392,7 +401,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.watch?.stop(); // aborts its request, answered or not
     this.backoff.cancel();
     this.status.set('stopped');
-    this.syncWaiters.rejectAll(() => new ErrDestroyed(this.owner));
+    this.syncWaiters.rejectAll(() => closedError(this.owner));
     // Nothing is delivered or read any more: let go of the subscribers (an allocator never
     // destroyed keeps its WASM index through them) and of what was cached.
     this.subscriptions.clear();

@@ -6,14 +6,14 @@
 //                                   close() / [Symbol.dispose]() from any state ──► stopped
 //
 // After close() the owner is finished: every method throws (or, returning a promise, rejects)
-// ErrDestroyed naming it, a pending waitForSync, the store's cache and the calls still in flight
-// (their requests are aborted) included; the read-only properties (state, stats, lastError) stay
-// readable, and unsubscribe functions keep working. close() is idempotent and synchronous (it
-// aborts the watch and the requests and clears the timers; nothing is left to await), hence
-// Symbol.dispose and not asyncDispose.
-import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
+// ErrDestroyed naming it (`KubernetesStore has been closed`: closedError), a pending waitForSync,
+// the store's cache and the calls still in flight (their requests are aborted) included; the
+// read-only properties (state, stats, lastError) stay readable, and unsubscribe functions keep
+// working. close() is idempotent and synchronous (it aborts the watch and the requests and clears
+// the timers; nothing is left to await), hence Symbol.dispose and not asyncDispose.
+import { InvalidArgumentError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
-import type { CachedRecord, Informer, InformerStats, WaitForSyncOptions } from './informer.ts';
+import { type CachedRecord, closedError, type Informer, type InformerStats, type WaitForSyncOptions } from './informer.ts';
 import type { InformerState } from './informer-state.ts';
 import type { ApiRequests } from './requests.ts';
 
@@ -90,7 +90,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   waitForSync(this: object, options?: WaitForSyncOptions): Promise<void>;
   waitForSync(this: InformerLifecycle<R>, options?: WaitForSyncOptions): Promise<void> {
     if (!(this instanceof InformerLifecycle)) return Promise.reject(unboundCall(this, 'waitForSync'));
-    if (this.life.closed) return Promise.reject(new ErrDestroyed(this[INFORMER].owner));
+    if (this.life.closed) return Promise.reject(closedError(this[INFORMER].owner));
     return this[INFORMER].waitForSync(options);
   }
 
@@ -105,7 +105,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     if (this.life.closed) return;
     this.life.closed = true;
     this[INFORMER].stop();
-    const destroyed = () => new ErrDestroyed(this[INFORMER].owner);
+    const destroyed = () => closedError(this[INFORMER].owner);
     this[REQUESTS].abortAll(destroyed);
     this[REQUESTS].closeConnections(destroyed);
   }
@@ -119,7 +119,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
 
   /** Throws ErrDestroyed once closed. */
   protected assertOpen(): void {
-    if (this.life.closed) throw new ErrDestroyed(this[INFORMER].owner);
+    if (this.life.closed) throw closedError(this[INFORMER].owner);
   }
 }
 
