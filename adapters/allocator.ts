@@ -60,6 +60,7 @@ import { type Op, type Search, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
 import { type AllocatorOptions, type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
+import { SAME_THREAD } from './same-thread.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
@@ -100,6 +101,9 @@ const FALSE: Promise<boolean> = Promise.resolve(false);
  * IPAddress records in a Store, shared with any other allocator of the same store.
  */
 export class Allocator implements IPAllocator, Disposable {
+  /** Makes postMessage refuse the allocator, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly thread = SAME_THREAD;
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;

@@ -49,19 +49,10 @@ import {
   type ParentRef,
 } from './store.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
+import { SAME_THREAD } from './same-thread.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
-/**
- * The first own field of a MemoryStore and of its cache (`thread`). structuredClone, which
- * postMessage applies to its message, copies an object's fields in order and cannot copy a
- * symbol: so sending a store, its cache or an allocator on it to a worker fails at once, with a
- * DataCloneError that says why (`Symbol(MemoryStore: …) could not be cloned.`), rather than
- * after copying every record, naming the first function it met (the default onWatcherError).
- */
-const SAME_THREAD: unique symbol = Symbol(
-  'MemoryStore: a store, its cache and the allocators on it live in the thread that made them and cannot be sent to another thread',
-);
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 // A record written is read once, field by field, and its labels and parentRef copied as frozen

@@ -117,6 +117,7 @@ import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import { type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { memoryHeadroom, outOfMemoryAgain } from './wasm.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
+import { SAME_THREAD } from './same-thread.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
 export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream', 'ordered', 'weighted']);
@@ -308,6 +309,9 @@ const TWO53_BIG = 9007199254740992n;
  * range per CIDR, following the source as ServiceCIDRs are added, become ready and are deleted.
  */
 export class MetaAllocator implements IPAllocator, Disposable {
+  /** Makes postMessage refuse the MetaAllocator, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly thread = SAME_THREAD;
   /** Upstream returns an empty IPNet: a MetaAllocator has no single CIDR. */
   readonly cidr = '';
   readonly ipFamily: IPFamily;

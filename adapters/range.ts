@@ -61,6 +61,7 @@ import { type MetricsRecorder, NULL_RECORDER, recorderFor, sizeLessUsed, switchR
 import { randomOption, type RandomSource, TWO32 } from './random.ts';
 import { type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
+import { SAME_THREAD } from './same-thread.ts';
 
 /** plainOffset's answers besides an offset: a plain dotted quad outside the range; any other text. */
 const OUTSIDE = -1;
@@ -172,6 +173,9 @@ interface RangeState {
  * No store: what it holds is its own. `destroy()` frees its WebAssembly memory.
  */
 export class Range implements RangeView {
+  /** Makes postMessage refuse the Range, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly thread = SAME_THREAD;
   /** @internal the range geometry */
   readonly prefix: Prefix;
   readonly cidr: string;

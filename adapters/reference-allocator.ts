@@ -66,6 +66,7 @@ import {
 import { ChooserCalls } from './chooser-calls.ts';
 import { type AllocatorOptions, type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
+import { SAME_THREAD } from './same-thread.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -167,6 +168,9 @@ const BAND_FULL = Symbol('band full');
  */
 // The oracle of our tests (test/allocator-equivalence.test.ts).
 export class ReferenceAllocator implements IPAllocator, Disposable {
+  /** Makes postMessage refuse the allocator, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly thread = SAME_THREAD;
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;

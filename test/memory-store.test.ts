@@ -774,7 +774,7 @@ describe('MemoryStore cannot be sent to another thread', () => {
   ];
 
   for (const [how, send] of sends) {
-    it(`${how} of a store, its cache or an Allocator on it throws a DataCloneError naming MemoryStore, not an internal function; the store is unchanged`, async () => {
+    it(`${how} of a store, its cache or an Allocator on it throws a DataCloneError saying it stays in its thread, not naming an internal function; the store is unchanged`, async () => {
       const s = new MemoryStore();
       const a = new Allocator('10.0.0.0/29', { store: s });
       const w = recorder();
@@ -794,7 +794,7 @@ describe('MemoryStore cannot be sent to another thread', () => {
         expect(thrown, what).toBeInstanceOf(Error);
         expect((thrown as Error).name, what).toBe('DataCloneError');
         expect((thrown as Error).message, what).toMatch(
-          /^Symbol\(MemoryStore: .*cannot be sent to another thread.*\) could not be cloned\.$/,
+          /^Symbol\(ipallocator: .*cannot be sent to another thread.*\) could not be cloned\.$/,
         );
         expect((thrown as Error).message, what).not.toContain('rethrowLater');
       }
