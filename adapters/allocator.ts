@@ -103,7 +103,7 @@ const FALSE: Promise<boolean> = Promise.resolve(false);
 export class Allocator implements IPAllocator, Disposable {
   /** Makes postMessage refuse the allocator, saying why (SAME_THREAD); first, so it is read first. */
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
-  private readonly thread = SAME_THREAD;
+  private readonly sameThreadOnly = SAME_THREAD;
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;

@@ -246,7 +246,7 @@ interface PendingEvent {
 export class MemoryCache implements StoreCache {
   /** Makes postMessage refuse the cache, saying why (SAME_THREAD); first, so it is read first. */
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
-  private readonly thread = SAME_THREAD;
+  private readonly sameThreadOnly = SAME_THREAD;
   /**
    * name → record: the table the cache was made with. The store passes its authority, so the
    * table already holds a write when added/deleted tells the watchers of it.
@@ -448,7 +448,7 @@ function destroyed(): ErrDestroyed {
 export class MemoryStore implements Store, SyncStoreOps {
   /** Makes postMessage refuse the store, saying why (SAME_THREAD); first, so it is read first. */
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
-  private readonly thread = SAME_THREAD;
+  private readonly sameThreadOnly = SAME_THREAD;
   /** The records (the compare-and-set table). @internal (as NameTable) */
   protected readonly authority: NameTable = new NameTable();
   /** The cache view (over `authority`), and the delivery of events to watchers. @internal (as MemoryCache) */

@@ -311,7 +311,7 @@ const TWO53_BIG = 9007199254740992n;
 export class MetaAllocator implements IPAllocator, Disposable {
   /** Makes postMessage refuse the MetaAllocator, saying why (SAME_THREAD); first, so it is read first. */
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
-  private readonly thread = SAME_THREAD;
+  private readonly sameThreadOnly = SAME_THREAD;
   /** Upstream returns an empty IPNet: a MetaAllocator has no single CIDR. */
   readonly cidr = '';
   readonly ipFamily: IPFamily;

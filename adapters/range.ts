@@ -175,7 +175,7 @@ interface RangeState {
 export class Range implements RangeView {
   /** Makes postMessage refuse the Range, saying why (SAME_THREAD); first, so it is read first. */
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
-  private readonly thread = SAME_THREAD;
+  private readonly sameThreadOnly = SAME_THREAD;
   /** @internal the range geometry */
   readonly prefix: Prefix;
   readonly cidr: string;

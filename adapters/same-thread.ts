@@ -2,7 +2,7 @@
 // tries it.
 
 /**
- * The first own field (`thread`) of each class whose objects live in the thread that made them: a
+ * The first own field (`sameThreadOnly`) of each class whose objects live in the thread that made them: a
  * Range and the allocators (their WASM memory), a MemoryStore and its cache. structuredClone, which
  * postMessage applies to its message, copies an object's fields in order and cannot copy a
  * symbol: so sending one to a worker fails at once, with a DataCloneError that says why
