@@ -735,9 +735,9 @@ describe('ipallocator: failures', () => {
     const config = JSON.parse(readFileSync(path, 'utf8'));
     try {
       for (const [tokenFile, said] of [
-        [join(dir, 'missing'), `ENOENT: no such file or directory, open '${join(dir, 'missing')}'`],
+        [join(dir, 'missing'), 'no such file or directory (ENOENT)'],
         // relative: read from the kubeconfig's folder, as kubectl reads it, and said with that path
-        ['ipallocator-missing-token', `ENOENT: no such file or directory, open '${join(dir, 'ipallocator-missing-token')}'`],
+        ['ipallocator-missing-token', 'no such file or directory (ENOENT)'],
       ]) {
         config.users[0].user = { 'token-file': tokenFile };
         writeFileSync(path, JSON.stringify(config));
@@ -745,7 +745,7 @@ describe('ipallocator: failures', () => {
         expect([r.code, r.stdout]).toEqual([2, '']);
         const file = tokenFile.startsWith(dir) ? tokenFile : join(dir, tokenFile);
         expect(r.stderr).toBe(
-          `ipallocator: cannot read ${path}: the token-file ${JSON.stringify(file)} of user ${JSON.stringify(config.users[0].name)} cannot be read (${said})\n`,
+          `ipallocator: cannot read ${path}: the token-file ${JSON.stringify(file)} of user ${JSON.stringify(config.users[0].name)} cannot be read: ${said}\n`,
         );
       }
       expect(secure.double.requests).toEqual([]);

@@ -208,7 +208,7 @@ describe('the token-file of the user in use alone is read, and none for an http:
 
   it('the user in use, over https://, is refused as before when its token-file cannot be read; --context too', async () => {
     const missing = join(tls.folder, 'missing-token');
-    const said = `the tokenFile ${JSON.stringify(missing)} of user "other" cannot be read (ENOENT: no such file or directory, open '${missing}')`;
+    const said = `the tokenFile ${JSON.stringify(missing)} of user "other" cannot be read: no such file or directory (ENOENT)`;
     const users = '- name: other\n  user: {tokenFile: missing-token}';
     const contexts = '- name: dev\n  context: {cluster: c, user: other}';
     const path = write(tls.folder, 'config', kubeconfig(tls.double.url, { users, contexts, current: 'dev' }));

@@ -518,7 +518,7 @@ describe('the default kubeconfig', () => {
     it('a tokenFile that does not exist, or is no text, is said naming tokenFile and the user', () => {
       process.env.KUBECONFIG = file('config', withUser({ tokenFile: 'missing-token' }));
       expect(loaded).toThrow(
-        `the tokenFile ${JSON.stringify(join(dir, 'missing-token'))} of user "u" cannot be read (ENOENT: no such file or directory, open '${join(dir, 'missing-token')}')`,
+        `the tokenFile ${JSON.stringify(join(dir, 'missing-token'))} of user "u" cannot be read: no such file or directory (ENOENT)`,
       );
       process.env.KUBECONFIG = file('config', withUser({ tokenFile: 1 }));
       expect(loaded).toThrow('the tokenFile of user "u" is a number, not text, and is not read');
@@ -527,7 +527,7 @@ describe('the default kubeconfig', () => {
     it('a token-file that does not exist beside the kubeconfig is said with its absolute path', () => {
       process.env.KUBECONFIG = file('config', withUser({ 'token-file': 'missing-token' }));
       expect(loaded).toThrow(
-        `the token-file ${JSON.stringify(join(dir, 'missing-token'))} of user "u" cannot be read (ENOENT: no such file or directory, open '${join(dir, 'missing-token')}')`,
+        `the token-file ${JSON.stringify(join(dir, 'missing-token'))} of user "u" cannot be read: no such file or directory (ENOENT)`,
       );
     });
 
@@ -628,7 +628,7 @@ describe('the default kubeconfig', () => {
       process.env.KUBECONFIG = file('config', withTokenFile(tokenFile));
       const shown = JSON.stringify(tokenFile).slice(1, -1).replace('\u200b', '\\u200b');
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
-        `the token-file "${shown}" of user "u" cannot be read (ENOENT: no such file or directory, open '${shown}')`,
+        `the token-file "${shown}" of user "u" cannot be read: no such file or directory (ENOENT)`,
       );
     });
 
@@ -774,7 +774,7 @@ describe('a token-file rewritten while a store runs', () => {
       expect(said, what).toHaveBeenCalledTimes(1);
       const why =
         what === 'gone'
-          ? `cannot be read (ENOENT: no such file or directory, stat '${tokenFile}')`
+          ? 'cannot be read: no such file or directory (ENOENT)'
           : 'holds nothing, or only whitespace (client-go: "read empty token from file")';
       expect(said).toHaveBeenCalledWith(
         `ipallocator: the tokenFile ${JSON.stringify(tokenFile)} of user "u" ${why}; the token read from it before is still sent (as kubectl does), and the file is read again at the next request`,

@@ -11,6 +11,7 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { notRegularFile, readFileBounded } from '../bounded-read.ts';
+import { fsFailure } from '../fs-failure.ts';
 import { quoteText, showUnseen } from '../quote.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { documentText, notTextKind } from './kubeconfig-shape.ts';
@@ -64,10 +65,19 @@ function readTokenFile(path: string, user: string, field: TokenFileKey): string 
     ).trim();
   } catch (e) {
     if (e instanceof TokenFileError) throw e;
-    // Node's ENOENT, EACCES: their message names the path, not the user, and quotes it as it is:
-    // what a reader could not see in it is escaped, as in the path named before it
-    throw new TokenFileError(path, user, `cannot be read (${showUnseen(e instanceof Error ? e.message : String(e))})`, field);
+    throw new TokenFileError(path, user, cannotBeRead(e), field);
   }
+}
+
+/**
+ * Why a token-file could not be read, as the end of the sentence TokenFileError writes: fs's
+ * failure in words (fs-failure.ts), `cannot be read: no such file or directory (ENOENT)`, not fs's
+ * message, which names the path again as it is. Anything else is said with its message, what a
+ * reader could not see in it escaped.
+ */
+function cannotBeRead(e: unknown): string {
+  const why = fsFailure(e);
+  return why === undefined ? `cannot be read (${showUnseen(e instanceof Error ? e.message : String(e))})` : `cannot be read: ${why}`;
 }
 
 /**
@@ -155,7 +165,7 @@ export class TokenFileSource {
     try {
       stats = statSync(this.path);
     } catch (e) {
-      throw new TokenFileError(this.path, this.user, `cannot be read (${e instanceof Error ? e.message : String(e)})`, this.field);
+      throw new TokenFileError(this.path, this.user, cannotBeRead(e), this.field);
     }
     if (!stats.isFile()) {
       throw new TokenFileError(this.path, this.user, `is not read: it is ${notRegularFile(stats)}, not a regular file`, this.field);
