@@ -1,8 +1,11 @@
-// The connection client-node 2.x's requests open through a SOCKS5 proxy (proxy-dispatch.ts
-// socksDispatcher) is made as undici makes a connection of its own (core/connect.js): Nagle's
-// algorithm off (setNoDelay), and 10 s to connect, handshake included, where the socks library
-// waits 30 s.
+// The connection client-node's requests open through a SOCKS5 proxy is made as undici makes a
+// connection of its own (core/connect.js): Nagle's algorithm off (setNoDelay), and 10 s to
+// connect, handshake included, where the socks library waits 30 s. 2.x's is opened by
+// proxy-dispatch.ts socksDispatcher, 1.x's by socks-proxy-agent (proxy-dispatch.ts
+// markingSocksFailures).
 import net from 'node:net';
+import { KubeConfig as KubeConfigNow } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
@@ -10,10 +13,16 @@ import { addIPAddress } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 
+/** Each test of this table runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
+const BOTH_CLIENT_NODES = [
+  ['2.x', KubeConfigNow],
+  ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
+] as const;
+
 /** setTimeout as it is before a test fakes it. */
 const realSetTimeout = globalThis.setTimeout;
 
-describe('the connection through a SOCKS5 proxy, with client-node 2.x', () => {
+describe.each(BOTH_CLIENT_NODES)('the connection through a SOCKS5 proxy, with client-node %s', (_version, Config) => {
   const closing: (() => unknown)[] = [];
   afterEach(async () => {
     vi.useRealTimers();
@@ -37,11 +46,34 @@ describe('the connection through a SOCKS5 proxy, with client-node 2.x', () => {
       if (this.remotePort === socksPort) noDelay.push(enable ?? true);
       return setNoDelay.call(this, enable);
     });
-    const kc = kubeConfigFor(`http://apiserver.test:${new URL(d.url).port}`, TEST_TOKEN, { proxyUrl: socks.url });
+    const kc = kubeConfigFor(`http://apiserver.test:${new URL(d.url).port}`, TEST_TOKEN, { proxyUrl: socks.url, Config });
     const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
     closing.push(() => store.close());
     await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
     expect(noDelay).toEqual([true]);
+  });
+
+  // The 10 s are the connection's alone: socks-proxy-agent (1.x) gives the time it connects in to
+  // the socket as an idle timeout too, and a watch quiet for that long would be cut
+  it('to an http:// server: the connection made has no idle timeout; a watch may stay quiet', async () => {
+    const d = await ApiServerDouble.start();
+    closing.push(() => d.close());
+    addIPAddress(d, '10.96.0.10', { namespace: 'default', name: 'dns' });
+    const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });
+    closing.push(socks.close);
+    const socksPort = Number(new URL(socks.url).port);
+    const toProxy: net.Socket[] = [];
+    const setNoDelay = net.Socket.prototype.setNoDelay;
+    vi.spyOn(net.Socket.prototype, 'setNoDelay').mockImplementation(function (this: net.Socket, enable?: boolean) {
+      if (this.remotePort === socksPort) toProxy.push(this);
+      return setNoDelay.call(this, enable);
+    });
+    const kc = kubeConfigFor(`http://apiserver.test:${new URL(d.url).port}`, TEST_TOKEN, { proxyUrl: socks.url, Config });
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    closing.push(() => store.close());
+    await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
+    expect(toProxy).toHaveLength(1);
+    expect(toProxy[0]!.timeout ?? 0).toBe(0);
   });
 
   // Regression: the socks library's own 30 s, where undici gives a connection 10 s
@@ -54,7 +86,7 @@ describe('the connection through a SOCKS5 proxy, with client-node 2.x', () => {
       return new Promise<void>((resolve) => silent.close(() => resolve()));
     });
     const proxyUrl = `socks5://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
-    const kc = kubeConfigFor('http://apiserver.test:8080', TEST_TOKEN, { proxyUrl });
+    const kc = kubeConfigFor('http://apiserver.test:8080', TEST_TOKEN, { proxyUrl, Config });
     // the store's own deadline far beyond the connection's
     const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 120_000 });
     closing.push(() => store.close());

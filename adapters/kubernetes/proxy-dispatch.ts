@@ -340,14 +340,18 @@ export function socksFailureCode(message: string): string | undefined {
 /** What agent-base's agents (socks-proxy-agent's, client-node 1.x's for a SOCKS proxy) do: open a request's connection themselves. */
 interface ConnectsItself {
   connect?: (req: unknown, options: unknown) => Promise<unknown>;
+  /** socks-proxy-agent's: how long its connection may take, and then how long it may stay idle (null: no limit). */
+  timeout?: number | null;
 }
 
 /**
- * `agent`, client-node 1.x's http.Agent of one request, with a failure of its connection to a
- * SOCKS proxy given the code its message names (socksFailureCode), which node-fetch keeps beside
- * its words, so that it is said as the proxy out of reach (tls-material.ts), as 2.x's is. 1.x's
- * agent for a SOCKS proxy (socks-proxy-agent's) throws the socks library's error, which carries
- * the words of the socket's failure only. Any other agent is returned as it is.
+ * `agent`, client-node 1.x's http.Agent of one request, with its connections through a SOCKS
+ * proxy made as 2.x's are (socksDispatcher): given SOCKS_CONNECT_TIMEOUT_MS to connect, where the
+ * socks library waits 30 s, and Nagle's algorithm off. A failure of that connection is given the
+ * code its message names (socksFailureCode), which node-fetch keeps beside its words, so that it
+ * is said as the proxy out of reach (tls-material.ts), as 2.x's is: 1.x's agent for a SOCKS proxy
+ * (socks-proxy-agent's) throws the socks library's error, which carries the words of the socket's
+ * failure only. Any other agent is returned as it is.
  * @internal
  */
 export function markingSocksFailures<A>(agent: A): A {
@@ -355,9 +359,26 @@ export function markingSocksFailures<A>(agent: A): A {
   const connect = opens?.connect;
   if (typeof connect !== 'function' || givingSocksCodes.has(opens!)) return agent;
   givingSocksCodes.add(opens!);
-  opens!.connect = async function (this: unknown, req, options) {
+  opens!.connect = async function (this: ConnectsItself, req, options) {
+    // socks-proxy-agent reads its timeout as connect starts, for the socks library's connection,
+    // and gives it to the connected socket as an idle timeout after which it is destroyed: a watch
+    // quiet for 10 s would be cut. The socket is given back the agent's own (none by default).
+    const idle = this.timeout ?? null;
+    this.timeout = SOCKS_CONNECT_TIMEOUT_MS;
+    let connecting: Promise<unknown>;
     try {
-      return await connect.call(this, req, options);
+      connecting = connect.call(this, req, options);
+    } finally {
+      this.timeout = idle;
+    }
+    try {
+      const connected = (await connecting) as ProxiedSocket;
+      // to an https:// server, the TLS socket over the proxy's: its _parent (Node's)
+      const socket = connected._parent ?? connected;
+      socket.setTimeout(idle ?? 0);
+      if (idle === null) socket.removeAllListeners('timeout');
+      socket.setNoDelay(true);
+      return connected;
     } catch (err) {
       const code = err instanceof Error && (err as { code?: unknown }).code === undefined ? socksFailureCode(err.message) : undefined;
       if (code !== undefined) Object.defineProperty(err, 'code', { value: code, configurable: true });
@@ -365,6 +386,14 @@ export function markingSocksFailures<A>(agent: A): A {
     }
   };
   return agent;
+}
+
+/** The socket socks-proxy-agent's connect gives back: the one to the proxy, or a TLS one over it (its _parent). */
+interface ProxiedSocket {
+  _parent?: ProxiedSocket;
+  setTimeout(ms: number): unknown;
+  setNoDelay(enable: boolean): unknown;
+  removeAllListeners(event: string): unknown;
 }
 
 /** What hpagent's agents (client-node 1.x's, for an http:// or https:// proxy) hold: the proxy's URL, whether connections are kept alive, and options of their own for the CONNECT request. */

@@ -57,6 +57,22 @@ function isSocksClientError(e: ErrorLink): boolean {
   return typeof proxy === 'object' && proxy !== null && 'destination' in options;
 }
 
+/** The socks library's words for a connection not made in its timeout (SOCKS_CONNECT_TIMEOUT_MS here). */
+const SOCKS_TIMED_OUT = 'Proxy connection timed out';
+
+/**
+ * Whether `err` is a connection through a SOCKS proxy not made in SOCKS_CONNECT_TIMEOUT_MS: the
+ * socks library's error (client-node 2.x), or node-fetch's, which keeps its words only, at the end
+ * of its own ("request to … failed, reason: Proxy connection timed out": 1.x).
+ */
+function socksTimedOut(err: unknown): boolean {
+  return causeChain(err).some((e) =>
+    isSocksClientError(e)
+      ? e.message === SOCKS_TIMED_OUT
+      : e.name === 'FetchError' && String(e.message).endsWith(`, reason: ${SOCKS_TIMED_OUT}`),
+  );
+}
+
 /**
  * What is wrong with `kc`'s TLS material or proxy when `err` (a request's failure, without an
  * HTTP status) comes from it: e.g. `the client-key-data of user "dev" in the kubeconfig is not a
@@ -120,14 +136,14 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
     const login = socksLoginRefused(err, proxy);
     if (login !== undefined) return `the SOCKS5 proxy at ${shownProxy(proxy)} (${field}) ${login}`;
+    if (socksTimedOut(err)) {
+      return (
+        `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination} within ${SOCKS_CONNECT_TIMEOUT_MS / 1000} s: ` +
+        `it did not answer, or did not reach ${destination}, in that time`
+      );
+    }
     const socks = causeChain(err).find(isSocksClientError);
     if (socks !== undefined) {
-      if (socks.message === 'Proxy connection timed out') {
-        return (
-          `the proxy at ${shownProxy(proxy)} (${field}) did not connect to ${destination} within ${SOCKS_CONNECT_TIMEOUT_MS / 1000} s: ` +
-          `it did not answer, or did not reach ${destination}, in that time`
-        );
-      }
       const code = socksFailureCode(String(socks.message));
       if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
         return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[code]} (${code})`;
