@@ -67,6 +67,7 @@ import {
   KubernetesApiError,
   messages,
   redirectedTo,
+  redirectLocation,
   redirectedToBlockedPort,
   translate,
 } from '../adapters/kubernetes/errors.ts';
@@ -838,7 +839,9 @@ export class Cluster {
       }
       // the API server's own port is fine: a redirect led there
       const redirectedPort = redirectedToBlockedPort(err, this.server);
-      if (redirectedPort !== undefined) return new ClusterError(`${verb} ${target} failed: ${blockedRedirectWhy(where, redirectedPort)}`);
+      if (redirectedPort !== undefined) {
+        return new ClusterError(`${verb} ${target} failed: ${blockedRedirectWhy(where, redirectedPort, redirectLocation(err))}`);
+      }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
     if (redirectedTo(err) !== undefined) {

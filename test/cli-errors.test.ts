@@ -778,14 +778,14 @@ describe('ipallocator: failures', () => {
 
   // Regression: a redirect to such a port was said as "list servicecidrs.networking.k8s.io failed
   // without an answer from the API server at … : fetch failed: bad port", naming neither the
-  // redirect nor why; the API server's own port is fine.
+  // redirect nor why, and then without where it led; the API server's own port is fine.
   it('a redirect to a port fetch never connects to: said to be the answer of the API server, a redirect, and why no request follows it', async () => {
     c.double.proxyAnswerNext('list', 'servicecidrs', '', { status: 302, headers: { location: 'http://127.0.0.1:1/login' } });
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect([r.code, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toBe(
       `ipallocator: list servicecidrs.networking.k8s.io failed: the API server at ${c.double.url} (context "double") answered with a redirect ` +
-        `to a port fetch never connects to, one of the Fetch standard's "bad ports" (fetch does not say which URL); ` +
+        `to http://127.0.0.1:1/login, on port 1, a port fetch never connects to, one of the Fetch standard's "bad ports"; ` +
         'kube-apiserver does not redirect API requests: something in front of it does (a proxy, a login page), or the kubeconfig names another server\n',
     );
   });

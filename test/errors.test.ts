@@ -356,7 +356,8 @@ describe('Kubernetes transport errors', () => {
       ],
     ];
     for (const [row, thrown, reason] of rows) {
-      // port 6443 is no bad port: a "bad port" there is another URL's (a redirect's), said as fetch says it
+      // port 6443 is no bad port: a "bad port" there is another URL's (a redirect's), said as fetch
+      // says it when the redirect's Location was not seen (kubernetes-redirects.test.ts: when it was)
       const e = translate(thrown, 'get', 'ipaddresses.networking.k8s.io', '10.0.0.1', 'https://api.example:6443');
       expect(e.message, row).toBe(`get ipaddresses.networking.k8s.io "10.0.0.1": ${reason} (the API server at https://api.example:6443)`);
       expect((e as { cause?: unknown }).cause, row).toBe(thrown);

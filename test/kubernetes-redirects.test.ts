@@ -243,6 +243,27 @@ describe('a redirect from the API server to another host', () => {
         `cannot reach http://127.0.0.1:${gone.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request: connection refused (ECONNREFUSED)`,
       );
     });
+
+    // Regression: fetch refuses a bad port before the Location is seen, and the message said a
+    // redirect but not where to ("fetch does not say which URL"); the query is not shown (it may
+    // hold a credential, as a login page's return token)
+    it('a port fetch never connects to: the library and the command line say where the redirect led', async () => {
+      const { first, store } = await redirectingTo('http://127.0.0.1:6000/login?state=secret');
+      const why =
+        'answered with a redirect to http://127.0.0.1:6000/login, on port 6000, a port fetch never connects to, ' +
+        `one of the Fetch standard's "bad ports"; kube-apiserver does not redirect API requests: something in front of it does ` +
+        '(a proxy, a login page), or the kubeconfig names another server';
+      await expect(store.get('10.96.0.10')).rejects.toThrow(
+        `get ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: bad port (the API server at http://127.0.0.1:${first.port}): the API server ${why}`,
+      );
+      const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+      closing.push(kubeconfig.remove);
+      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: list servicecidrs.networking.k8s.io failed: the API server at http://127.0.0.1:${first.port} (context "double") ${why}\n`,
+      );
+    });
   });
 });
 

@@ -234,12 +234,31 @@ export function redirectedToBlockedPort(err: unknown, server: string | undefined
   return port === undefined || BAD_PORTS.has(port) ? undefined : refusedPort(err);
 }
 
-/** What `subject` (the API server, as a message names it) did when redirectedToBlockedPort says `port`, and what that means. @internal */
-export function blockedRedirectWhy(subject: string, port: string): string {
+/**
+ * What `subject` (the API server, as a message names it) did when redirectedToBlockedPort says
+ * `port`, and what that means: the redirect's URL is named when `location` (redirectLocation)
+ * holds it, without its user, password, query or fragment (a login page's may carry a token).
+ * @internal
+ */
+export function blockedRedirectWhy(subject: string, port: string, location?: string): string {
+  const url = location === undefined ? undefined : parsedUrl(location);
+  const to =
+    url !== undefined
+      ? `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}, on port ${url.port}, a port`
+      : `${port === '' ? 'a port' : `port ${port}, a port`}`;
   return (
-    `${subject} answered with a redirect to ${port === '' ? 'a port' : `port ${port}, a port`} fetch never connects to, one of the Fetch standard's "bad ports" (fetch does not say which URL); ` +
+    `${subject} answered with a redirect to ${to} fetch never connects to, one of the Fetch standard's "bad ports"${url === undefined ? ' (fetch does not say which URL)' : ''}; ` +
     'kube-apiserver does not redirect API requests: something in front of it does (a proxy, a login page), or the kubeconfig names another server'
   );
+}
+
+/** `text` as a URL; undefined when it is none. */
+function parsedUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The port of a server URL as it writes it ('' for the scheme's default); undefined for no URL. */
@@ -323,6 +342,26 @@ export function redirectedTo(err: unknown): string | undefined {
 }
 
 /**
+ * The URL a redirect named when the request that failed was not sent on there (fetch refuses a
+ * port it never connects to before saying where), by the error it failed with: noted by
+ * ApiRequests from the Location of the answer (client-node 2.x; 1.x's node-fetch has no such
+ * refusal), read by blockedRedirectWhy's callers.
+ */
+const redirectLocations = new WeakMap<object, string>();
+
+/** Notes that the request that failed with `err` was last answered with a redirect to `location`. @internal */
+export function noteRedirectLocation(err: unknown, location: string): void {
+  if (typeof err === 'object' && err !== null) redirectLocations.set(err, location);
+}
+
+/** The URL the redirect named that the request failed with `err` (or one of its causes) was last answered with (noteRedirectLocation), else undefined. @internal */
+export function redirectLocation(err: unknown): string | undefined {
+  return causeChain(err)
+    .map((e) => redirectLocations.get(e))
+    .find((location) => location !== undefined);
+}
+
+/**
  * The kubeconfig a failed request was made with, as messages name it (`context "x" of the
  * kubeconfig "/path"`: config.ts kubeconfigInUse), by the error it failed with: noted by
  * ApiRequests and the watch (noteKubeconfig) where the store loaded the kubeconfig itself, and
@@ -362,7 +401,8 @@ export function answeredBy(origin: string | undefined, server: string | undefine
  * (`server`: as messages show it, shownServer — no credentials, query or fragment): e.g. `list
  * ipaddresses.networking.k8s.io: fetch failed: connect ECONNREFUSED 127.0.0.1:6443 (the API server
  * at https://127.0.0.1:6443)` — unless it failed on the user's credentials (an exec plugin's, say),
- * before anything was sent. A server on a port fetch never connects to (blockedPort) is said why.
+ * before anything was sent. A server on a port fetch never connects to (blockedPort) is said why,
+ * and so is a redirect to one whose Location was seen (redirectLocation).
  *
  * A request a redirect took to another host (noteRedirect) fails with a KubernetesApiError naming
  * that host (answeredBy): its 404 or 409 says nothing of the object, and is never a NotFoundError
@@ -425,9 +465,18 @@ export function translate(
   // an error whose message may quote a credential is not kept as the cause, which Node prints
   // with an uncaught error (and console.error with any error)
   const cause = quotesCredential(err) ? undefined : err;
-  // a port fetch never connects to: said why, since no retry would change it
+  // a port fetch never connects to: said why, since no retry would change it; the API server's
+  // own, or the one of a redirect whose Location was seen (requests.ts noteRedirectLocation)
   const port = elsewhere === undefined ? blockedPort(err, server) : undefined;
-  const why = port === undefined ? '' : `: ${blockedPortWhy(port)}`;
+  const location = redirectLocation(err);
+  const redirectedPort =
+    elsewhere === undefined && port === undefined && location !== undefined ? redirectedToBlockedPort(err, server) : undefined;
+  const why =
+    port !== undefined
+      ? `: ${blockedPortWhy(port)}`
+      : redirectedPort !== undefined
+        ? `: ${blockedRedirectWhy('the API server', redirectedPort, location)}`
+        : '';
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${reason}${where}${why}`, cause);
 }
 

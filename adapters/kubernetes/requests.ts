@@ -66,6 +66,7 @@ import {
   KubernetesApiError,
   noteKubeconfig,
   noteRedirect,
+  noteRedirectLocation,
   redirectedTo,
   translate,
 } from './errors.ts';
@@ -204,7 +205,7 @@ export class ApiRequests {
         try {
           attempt.sent = false;
           attempt.answered = undefined;
-          route.asked = route.last = route.away = route.askedMethod = route.lastMethod = undefined;
+          route.asked = route.last = route.away = route.askedMethod = route.lastMethod = route.location = undefined;
           const answer = await Promise.race([
             withRequestSignal(signal, () =>
               call(
@@ -239,6 +240,8 @@ export class ApiRequests {
           const e = namingKubeconfig(caught, inUse);
           const redirected = elsewhere(route);
           if (redirected !== undefined && !signal.aborted) noteRedirect(e, redirected);
+          // a redirect fetch did not follow (a port it never connects to): where it led
+          if (route.location !== undefined && !signal.aborted) noteRedirectLocation(e, route.location);
           // credentials refused: an exec plugin's are asked for again by the next request, as
           // client-go's (exec-plugins.ts); this one fails with the 401. Not that of a host a
           // redirect led to, which was never sent them (fetch leaves the Authorization header out)
@@ -564,11 +567,17 @@ export interface Route {
   away: string | undefined;
   askedMethod: string | undefined;
   lastMethod: string | undefined;
+  /**
+   * The URL the last hop's redirect (a 3xx answer with a Location) named, resolved against that
+   * hop's; undefined when it answered with anything else. fetch then sends the next hop there,
+   * unless it refuses to (a port it never connects to), before saying where.
+   */
+  location: string | undefined;
 }
 
 /** A Route before the request is sent. @internal */
 export function newRoute(): Route {
-  return { asked: undefined, last: undefined, away: undefined, askedMethod: undefined, lastMethod: undefined };
+  return { asked: undefined, last: undefined, away: undefined, askedMethod: undefined, lastMethod: undefined, location: undefined };
 }
 
 /**
@@ -600,10 +609,11 @@ export function redirected(route: Route): Redirected | undefined {
 }
 
 /**
- * Has the request's dispatcher note in `route` the origin of each hop: fetch follows a redirect
- * itself, sending each hop through the dispatcher, and client-node's answer does not say where
- * it ended (IsomorphicFetchHttpLibrary drops the response's url). client-node 2.x only: 1.x
- * sends through node-fetch, with no dispatcher, and `route` stays empty.
+ * Has the request's dispatcher note in `route` the origin of each hop, and the Location of a
+ * redirect it answered with: fetch follows a redirect itself, sending each hop through the
+ * dispatcher, and client-node's answer does not say where it ended (IsomorphicFetchHttpLibrary
+ * drops the response's url), nor fetch's refusal of a redirect where it led. client-node 2.x only:
+ * 1.x sends through node-fetch, with no dispatcher, and `route` stays empty.
  * @internal
  */
 export function followRoute(context: unknown, route: Route): void {
@@ -631,9 +641,64 @@ export function followRoute(context: unknown, route: Route): void {
       // the first hop is the request as sent
       if (route.lastMethod === undefined) route.askedMethod = method;
       route.lastMethod = method;
-      return sentThrough(inner).dispatch(options, handler);
+      route.location = undefined;
+      const { path } = options as { path?: unknown };
+      const hop = `${String(options.origin)}${typeof path === 'string' ? path : ''}`;
+      return sentThrough(inner).dispatch(options, notingLocation(handler, hop, route));
     },
   });
+}
+
+/** A redirect's status: fetch follows these, by their Location (Fetch standard, "redirect status"). */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** What an undici dispatch handler is called with as the answer begins: both forms undici calls. */
+interface AnswerHandler {
+  onHeaders?(status: number, rawHeaders: unknown, ...rest: unknown[]): unknown;
+  onResponseStart?(controller: unknown, status: number, headers: unknown, ...rest: unknown[]): unknown;
+  [name: string]: unknown;
+}
+
+/**
+ * `handler`, noting in `route.location` the Location of a redirect the hop to `hop` (its URL) is
+ * answered with, resolved against `hop`. The answer is handed on as it is.
+ */
+function notingLocation(handler: unknown, hop: string, route: Route): unknown {
+  const note = (status: number, location: unknown): void => {
+    if (!REDIRECT_STATUSES.has(status) || typeof location !== 'string') return;
+    try {
+      route.location = new URL(location, hop).href;
+    } catch {
+      // no URL: fetch fails on it, and says so
+    }
+  };
+  const target = handler as AnswerHandler;
+  const wrapped: Partial<AnswerHandler> = {
+    onHeaders: (status, rawHeaders, ...rest) => {
+      note(status, rawHeaderValue(rawHeaders, 'location'));
+      return target.onHeaders?.(status, rawHeaders, ...rest);
+    },
+    onResponseStart: (controller, status, headers, ...rest) => {
+      note(status, (headers as { location?: unknown } | null | undefined)?.location);
+      return target.onResponseStart?.(controller, status, headers, ...rest);
+    },
+  };
+  return new Proxy(target, {
+    get(t, name) {
+      if (typeof name === 'string' && Object.hasOwn(wrapped, name) && typeof t[name] === 'function') return wrapped[name];
+      const value: unknown = Reflect.get(t, name);
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
+}
+
+/** The first value of the header `name` (lower case) in undici's raw headers (name, value, name, value, … as Buffers or text). */
+function rawHeaderValue(rawHeaders: unknown, name: string): string | undefined {
+  if (!Array.isArray(rawHeaders)) return undefined;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (String(rawHeaders[i]).toLowerCase() === name) return String(rawHeaders[i + 1]);
+  }
+  return undefined;
 }
 
 /** How requests are sent so that their answers give their body's stream (answer-body.ts). */
