@@ -870,7 +870,10 @@ export interface SharedOptions {
    * and get) may wait for its answer, in ms. Default 30 000; Infinity waits for ever. A request
    * that runs out is aborted: a KubernetesApiError naming the operation, the server and the
    * timeout (its `timeoutMs` set, `code` undefined) — a timed-out create may still have created
-   * the object; a list that runs out is retried after the backoff. Watches are not limited by it
+   * the object; a list that runs out is retried after the backoff. It bounds each request, not a
+   * call: a create or delete whose answer is lost reads the object back, and may send once more
+   * and read back again, so the call may take up to about four times this before it rejects
+   * (twice against a server that answers nothing). Watches are not limited by it
    * (a watch request has its own 90 s timer for the answer and for quiet, and the informer's
    * deadlines).
    */

@@ -187,7 +187,11 @@ function saidByApiServer(err: unknown, e: KubernetesApiError, code: 404 | 409): 
 export interface CreateServiceCIDROptions {
   apiVersion?: ApiVersion | undefined;
   labels?: Record<string, string> | undefined;
-  /** How long the request may wait for its answer, in ms (as KubernetesStoreOptions). Default 30 000. */
+  /**
+   * How long each request may wait for its answer, in ms (as KubernetesStoreOptions). Default
+   * 30 000. A create whose answer is lost is sent once more, and one answered 409 is read back:
+   * the call may take up to about three times this (twice against a server that answers nothing).
+   */
   requestTimeoutMs?: number | undefined;
 }
 
