@@ -10,15 +10,24 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { Range } from '../adapters/range.ts';
+import { Prefix } from '../adapters/geometry.ts';
 import { gridSize, hilbertCell } from '../cli/hilbert.ts';
+import { cellClass, emptyMap, markAllocated } from '../cli/map.ts';
+import { offsetIn, parseAddress } from '../cli/ranges.ts';
+import { renderSVG } from '../cli/svg.ts';
 import { addIPAddress, addServiceCIDR, cli, saidByCli, skipReasons, startCluster, type Cluster } from './cli-helpers.ts';
+
+/** The rectangles of one path's data: one row high ("Mx yhNv1h-Nz"), `run` cells wide. */
+function parseRuns(d: string): { x: number; y: number; run: number }[] {
+  expect(d.replace(/M\d+ \d+h(\d+)v1h-\1z/g, '')).toBe(''); // nothing but such rectangles
+  return [...d.matchAll(/M(\d+) (\d+)h(\d+)v1h-\3z/g)].map((p) => ({ x: Number(p[1]), y: Number(p[2]), run: Number(p[3]) }));
+}
 
 /** The cells of a map SVG: class → list of "x,y", read from the path data. */
 function parseCells(svg: string): Map<string, string[]> {
   const cells = new Map<string, string[]>();
   for (const m of svg.matchAll(/<path class="cell ([a-z]+(?:-\d)?)" data-cells="(\d+)" fill="#[0-9a-f]{6}" d="([^"]*)"\/>/g)) {
-    const positions = [...m[3]!.matchAll(/M(\d+) (\d+)h1v1h-1z/g)].map((p) => `${p[1]},${p[2]}`);
-    expect(m[3]!.replace(/M\d+ \d+h1v1h-1z/g, '')).toBe(''); // nothing but unit squares
+    const positions = parseRuns(m[3]!).flatMap(({ x, y, run }) => Array.from({ length: run }, (_, i) => `${x + i},${y}`));
     expect(positions.length).toBe(Number(m[2]));
     expect(cells.has(m[1]!)).toBe(false);
     cells.set(m[1]!, positions);
@@ -68,6 +77,47 @@ describe('the Hilbert layout', () => {
       expect(seen.size).toBe(2 ** bits);
       expect(hilbertCell(bits, 0)).toEqual({ x: 0, y: 0 });
       expect(hilbertCell(bits, 2 ** bits - 1)).toEqual({ x: width - 1, y: 0 });
+    });
+  }
+});
+
+describe('the SVG of a map', () => {
+  // Each row's adjacent cells of one class are drawn as one rectangle: the picture is the one a
+  // unit square per cell draws (the class of every cell as the curve puts it), with less path data.
+  const rows: { name: string; cidr: string; allocated: number; outlined: boolean }[] = [
+    { name: 'a /16, blocks of 4 addresses shaded by fill', cidr: '10.0.0.0/16', allocated: 30_000, outlined: false },
+    { name: 'a /19, an odd grid (two squares side by side)', cidr: '10.0.0.0/19', allocated: 2_000, outlined: false },
+    { name: 'an empty map: nothing allocated, runs reaching the end of their row', cidr: 'fd00::/114', allocated: 0, outlined: false },
+    { name: 'a full map', cidr: '10.0.0.0/18', allocated: 16_382, outlined: false },
+    { name: 'a /24 in big cells, each outlined, so each its own square', cidr: '10.0.0.0/24', allocated: 100, outlined: true },
+    { name: 'one cell', cidr: '10.0.0.1/32', allocated: 0, outlined: true },
+  ];
+  for (const row of rows) {
+    it(`covers each cell once, in its class, with maximal runs: ${row.name}`, () => {
+      const map = emptyMap(Prefix.parse(row.cidr));
+      if (row.allocated > 0) {
+        const range = new Range(row.cidr, { random: seededRandom(7) });
+        try {
+          range.allocateMany(row.allocated);
+          range.forEach((ip) => markAllocated(map, ...offsetIn(range.prefix, parseAddress(ip)!)!));
+        } finally {
+          range.destroy();
+        }
+      }
+      const svg = renderSVG(map, 'test');
+      const expected = new Map<string, string>();
+      for (let d = 0; d < 2 ** map.cellBits; d++) expected.set(pos(map.cellBits, d), cellClass(map, d));
+      expect(new Map([...classAt(svg, map.cellBits)].sort())).toEqual(new Map([...expected].sort()));
+      for (const m of svg.matchAll(/<path class="cell ([a-z]+(?:-\d)?)" [^>]* d="([^"]*)"\/>/g)) {
+        for (const { x, y, run } of parseRuns(m[2]!)) {
+          if (row.outlined) expect(run).toBe(1);
+          else {
+            // no neighbour on the row of the same class was left out of the rectangle
+            expect(expected.get(`${x - 1},${y}`)).not.toBe(m[1]);
+            expect(expected.get(`${x + run},${y}`)).not.toBe(m[1]);
+          }
+        }
+      }
     });
   }
 });
