@@ -33,6 +33,7 @@ import { allocatedAddress, byIP, holds, parseClusterIP, rangesOf, sortByAddress 
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
+import { formatDuration } from './duration.ts';
 import { onePerName, ownerText } from './status.ts';
 import { appendLines, counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';
 
@@ -486,7 +487,7 @@ export function render(report: CheckReport, options: { top: number }): string {
   }
   if (report.pending.length > 0) {
     out.push(
-      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without ${report.pending.length === 1 ? 'its' : 'their'} Service younger than the ${report.graceSeconds} s grace (not counted):`,
+      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without ${report.pending.length === 1 ? 'its' : 'their'} Service younger than the ${formatDuration(Math.round(report.graceSeconds * 1000))} grace (not counted):`,
     );
     const { shown, more } = firstOf(report.pending, options.top);
     appendLines(

@@ -28,6 +28,7 @@ import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
 import type { CheckReport, FixResult } from './check.ts';
 import type { Cluster, ClusterOptions, ListedIPAddress, ListedServiceCIDR } from './cluster.ts';
+import { parseDuration } from './duration.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import {
@@ -619,37 +620,6 @@ const CLEAR_LINE = '\r\x1b[K';
 
 /** setTimeout's limit (2^31 − 1 ms). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
-/** Go's duration units (time.ParseDuration), in milliseconds; µ as U+00B5 and U+03BC, as Go takes both. */
-const DURATION_UNITS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  '\u00b5s': 1e-3,
-  '\u03bcs': 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
-const GO_DURATION = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$/;
-
-/**
- * A duration as kubectl's --request-timeout reads it (client-go's ParseTimeout), in milliseconds:
- * a whole number of seconds (a sign allowed), or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`,
- * `+250ms`, `-1s`); a part of a millisecond counts as a whole one. Undefined when it is neither.
- * The one reading of every option that takes a duration (--request-timeout, --grace).
- */
-function parseDuration(text: string): number | undefined {
-  let total = 0;
-  // the sign is applied last, to the whole
-  if (/^[+-]?\d+$/.test(text)) total = Number(text.replace(/^[+-]/, '')) * 1000;
-  else if (GO_DURATION.test(text)) {
-    for (const [, amount, unit] of text.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g))
-      total += Number(amount) * DURATION_UNITS[unit!]!;
-  } else return undefined;
-  // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms
-  const ms = Math.ceil(Math.round(total * 1000) / 1000);
-  return text.startsWith('-') ? -ms : ms;
-}
 
 /**
  * --request-timeout as kubectl reads it (parseDuration), where a negative whole number is refused

@@ -8,10 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
+import { seededRandom } from '../adapters/random.ts';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
 import { fix, findProblems, notFixedSummary, render } from '../cli/check.ts';
 import { Cluster as KubeCluster } from '../cli/cluster.ts';
+import { formatDuration, parseDuration } from '../cli/duration.ts';
 import { CliError, ClusterError } from '../cli/errors.ts';
 import {
   addIPAddress,
@@ -295,7 +297,7 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual(['10.96.0.30']);
     const text = await cli(['check', '--kubeconfig', c.kubeconfig]);
     expect(text.stdout).toMatch(
-      /^1 IPAddress without its Service younger than the 60 s grace \(not counted\):\n {2}10\.96\.0\.30 {2}default\/coming {2}\d+s old\n$/m,
+      /^1 IPAddress without its Service younger than the 1m grace \(not counted\):\n {2}10\.96\.0\.30 {2}default\/coming {2}\d+s old\n$/m,
     ); // one IPAddress, its Service (a line said "1 IPAddress without their Service")
     // a clock behind the server's: the age is not shown as negative
     const behind = await cli(['check', '--kubeconfig', c.kubeconfig], { now: () => Date.now() - 3_600_000 });
@@ -322,6 +324,46 @@ describe('ipallocator check', () => {
       const report = JSON.parse(r.stdout) as CheckReport;
       expect([grace, report.graceSeconds, report.findings.map((f) => f.kind)]).toEqual([grace, seconds, kinds]);
     }
+    // Regression: the report said "the 120 s grace" for --grace 2m; it says the grace as a duration
+    for (const [grace, said] of [
+      ['2m', '2m'],
+      ['1m30s', '1m30s'],
+      ['90', '1m30s'],
+      ['1h0m0.250s', '1h0.25s'],
+    ] as const) {
+      const r = await cli(['check', '--grace', grace, '--kubeconfig', c.kubeconfig], { now: at90s });
+      expect([grace, r.stdout]).toEqual([
+        grace,
+        expect.stringContaining(`without its Service younger than the ${said} grace (not counted)`),
+      ]);
+    }
+  });
+
+  // The grace as the report says it reads back as the same duration, as --grace and
+  // --request-timeout read one
+  it('formats a duration so that it parses back to the same milliseconds', () => {
+    for (const [ms, text] of [
+      [0, '0s'],
+      [1, '1ms'],
+      [999, '999ms'],
+      [1_000, '1s'],
+      [1_500, '1.5s'],
+      [60_000, '1m'],
+      [90_000, '1m30s'],
+      [89_500, '1m29.5s'],
+      [3_600_000, '1h'],
+      [5_400_000, '1h30m'],
+      [3_600_001, '1h0.001s'],
+      [365 * 24 * 3_600_000, '8760h'],
+    ] as const) {
+      expect([ms, formatDuration(ms)]).toEqual([ms, text]);
+      expect(parseDuration(text)).toBe(ms);
+    }
+    const rnd = seededRandom(60);
+    for (let i = 0; i < 1000; i++) {
+      const ms = rnd.nextU32() * (i % 2 === 0 ? 1 : 7);
+      expect([ms, parseDuration(formatDuration(ms))]).toEqual([ms, ms]);
+    }
   });
 
   it('names the first --top (default 5) of the IPAddresses inside the grace, and how many more', async () => {
@@ -331,7 +373,7 @@ describe('ipallocator check', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.slice(-7)).toEqual([
-      '12 IPAddresses without their Service younger than the 60 s grace (not counted):',
+      '12 IPAddresses without their Service younger than the 1m grace (not counted):',
       ...[1, 2, 3, 4, 5].map((i) => expect.stringMatching(new RegExp(`^  10\\.96\\.0\\.${i} +shop/new${i} +\\d+s old$`))),
       '  … and 7 more (--json lists all)',
     ]);
