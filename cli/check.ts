@@ -131,8 +131,7 @@ export function findProblems(
 ): { findings: Finding[]; pending: CheckReport['pending'] } {
   const services = new Map<string, ServiceRecord>();
   for (const s of input.services) services.set(serviceKey(s.namespace, s.name), s);
-  const { ipAddresses, listedTimes } = onePerName(input.ipAddresses);
-  const byName = new Map(ipAddresses.map((r) => [r.name, r]));
+  const { ipAddresses, listedTimes, find } = onePerName(input.ipAddresses);
   const listedNote = (name: string) => {
     const times = listedTimes.get(name);
     return times === undefined ? '' : `; the server listed it ${times === 2 ? 'twice' : `${times} times`}, read as the later item`;
@@ -205,7 +204,7 @@ export function findProblems(
         continue;
       }
       const name = formatAddr(addr.version, addr.words);
-      const obj = byName.get(name);
+      const obj = find(name);
       const first = obj === undefined ? missingFor.get(name) : undefined;
       if (first !== undefined && first !== key) {
         svcFindings.push({
@@ -405,7 +404,7 @@ export async function fix(
   const result: FixResult = { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: false };
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
   // the later item of a name listed twice, as findProblems reads it
-  const listedUid = new Map(onePerName(options.listed).ipAddresses.map((r) => [r.name, r.uid]));
+  const listed = onePerName(options.listed);
   for (const [i, name] of names.entries()) {
     // between two leaks, never inside one: the leak under way is settled and reported, so the
     // report names every object deleted before the interrupt
@@ -421,7 +420,7 @@ export async function fix(
         result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
         continue;
       }
-      const examined = listedUid.get(name);
+      const examined = listed.find(name)?.uid;
       const ref = current.parentRef;
       const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
       const verdict =

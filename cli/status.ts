@@ -325,24 +325,41 @@ export function usedPercent(used: number, size: bigint): number {
 /**
  * One IPAddress per name, the later item, as a store keyed by name keeps it: no API server holds
  * two objects of one name, but a broken server or proxy may list one twice. `listedTimes`: how
- * often each name listed more than once was listed. An API server lists a resource in the order
- * of its keys, by name: names that only ever increase hold none twice, which one pass tells, where
- * a map of 10^6 names took most of a `status` run; any other order is read through the map.
+ * often each name listed more than once was listed; `find`: the item kept for a name. An API
+ * server lists a resource in the order of its keys, by name: names that only ever increase hold
+ * none twice, which one pass tells, and `find` searches them by halves, where a map of 10^6 names
+ * took most of a `status` run; any other order is read through the map.
  */
-export function onePerName(listed: readonly IPAddressRecord[]): {
-  ipAddresses: readonly IPAddressRecord[];
+export function onePerName<T extends IPAddressRecord>(
+  listed: readonly T[],
+): {
+  ipAddresses: readonly T[];
   listedTimes: Map<string, number>;
+  find: (name: string) => T | undefined;
 } {
   let increasing = true;
   for (let i = 1; i < listed.length && increasing; i++) increasing = listed[i - 1]!.name < listed[i]!.name;
-  if (increasing) return { ipAddresses: listed, listedTimes: new Map() };
-  const byName = new Map<string, IPAddressRecord>();
+  if (increasing) {
+    const find = (name: string) => {
+      // the first item whose name is not below `name`: lo
+      let lo = 0;
+      let hi = listed.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (listed[mid]!.name < name) lo = mid + 1;
+        else hi = mid;
+      }
+      return listed[lo]?.name === name ? listed[lo] : undefined;
+    };
+    return { ipAddresses: listed, listedTimes: new Map(), find };
+  }
+  const byName = new Map<string, T>();
   const listedTimes = new Map<string, number>();
   for (const r of listed) {
     if (byName.has(r.name)) listedTimes.set(r.name, (listedTimes.get(r.name) ?? 1) + 1);
     byName.set(r.name, r);
   }
-  return { ipAddresses: [...byName.values()], listedTimes };
+  return { ipAddresses: [...byName.values()], listedTimes, find: (name) => byName.get(name) };
 }
 
 /** "namespace/name" of a Service owner, "resource.group namespace/name" of another, null for none. */

@@ -1088,8 +1088,11 @@ describe('onePerName', () => {
     ],
     ['empty', [], [], {}],
   ])('%s: one record per name, the later, where the first stood', (_, listed, kept, times) => {
-    const { ipAddresses, listedTimes } = onePerName(listed);
+    const { ipAddresses, listedTimes, find } = onePerName(listed);
     expect(ipAddresses.map((r) => `${r.name} ${r.resourceVersion}`)).toEqual(kept);
     expect(Object.fromEntries(listedTimes)).toEqual(times);
+    // find: the record kept for a name, none for a name not listed (before, after, between them)
+    for (const r of ipAddresses) expect(find(r.name)).toBe(r);
+    for (const name of ['10.0.0.0', '10.0.0.10', '10.0.0.4', '', '9']) expect(find(name)).toBeUndefined();
   });
 });
