@@ -1,5 +1,5 @@
-// Review findings (session 44, reviewk) on the read-back of creates whose answer was lost: each
-// test fails on main as of e2c4bb3 and states the behaviour docs/kubernetes.md promises.
+// The read-back of creates whose answer was lost, in the corners a review found: each test states
+// the behaviour docs/kubernetes.md promises.
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';

@@ -201,6 +201,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let created: unknown;
       // whether the send answered now is not this create's first (after a 5xx, or a lost answer)
       let resent = false;
+      // the failure of the send whose answer was lost, when it was sent again after a read-back
+      let earlier: Error | undefined;
       for (let lost = false; ; ) {
         try {
           created = await requestJson(
@@ -221,6 +223,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           if (e.name === 'AlreadyExistsError') {
             if (!resent) throw e;
             const found = await this.readBack(body, manager);
+            // not read: the object there may be this create's own, which a collision would leave behind
+            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier), found.failed, undefined);
             if (found.own === undefined) throw e;
             created = found.own;
             break;
@@ -240,6 +244,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // meets it (409, read back). Lost again and still not there: the failure stands.
           if (lost) throw e;
           lost = true;
+          earlier = e;
         }
       }
       const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
@@ -436,6 +441,25 @@ interface ReadBack {
   own?: IPAddressObject;
   other?: true;
   failed?: Error;
+}
+
+/**
+ * The error of a create sent again — after `earlier`'s lost answer, else after a 5xx it waited
+ * out — that met an object of its name (409), which may be the one its earlier send stored:
+ * `create ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: …; sent again, it met an
+ * object of that name (409 AlreadyExists)`. Its cause is `earlier`.
+ */
+function metOnResend(name: string, earlier: Error | undefined): KubernetesApiError {
+  const before = earlier === undefined ? 'sent again after a 5xx answer it waited out' : `${detailOf(earlier, 'create', name)}; sent again`;
+  return new KubernetesApiError(
+    'create',
+    RESOURCE,
+    name,
+    409,
+    undefined,
+    `${before}, it met an object of that name (409 AlreadyExists)`,
+    earlier,
+  );
 }
 
 /**
