@@ -1,6 +1,10 @@
 // The read-back of creates whose answer was lost, in the corners a review found: each test states
 // the behaviour docs/kubernetes.md promises.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
@@ -78,5 +82,39 @@ describe('a create whose answer was lost, reviewed', () => {
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as Error).message).not.toContain('may have been created');
     expect(requests, 'TLS handshakes begun: the create, and no read-back').toBe(1);
+  });
+
+  // The first send stored the object and was answered 500 with a Retry-After; the resend cannot
+  // go out (the kubeconfig's certificate-authority file is gone meanwhile). The object may exist:
+  // the error must not read as if the create was never sent.
+  it('the resend after a waited-out 5xx cannot go out: the error says the object may have been created', async () => {
+    const d = await ApiServerDouble.start();
+    closing.push(() => d.close());
+    const dir = mkdtempSync(join(tmpdir(), 'lost-review-'));
+    closing.push(() => rmSync(dir, { recursive: true, force: true }));
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, 'not read: the cluster is plain HTTP\n');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: d.url, caFile }],
+      users: [{ name: 'tester', token: TEST_TOKEN }],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    const s = new KubernetesStore(kc, { start: false, requestTimeoutMs: 5000 });
+    closing.push(() => s.close());
+    d.timeOutAfterCommit('create');
+    const creating = s.create(record('10.0.0.1')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    while (d.requestsOf('create').length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    rmSync(caFile); // during the wait the 500's Retry-After asked for
+    const err = await creating;
+    expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as Error).message).toContain('answered 500 once with a Retry-After, waited out as it asked;');
+    expect((err as Error).message).toContain('was not sent again: cannot read the certificate-authority file');
+    expect((err as Error).message).toContain('may have been created');
   });
 });

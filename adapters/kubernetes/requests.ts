@@ -250,11 +250,17 @@ export class ApiRequests {
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
             // the server named as the command line names it: an application's logs may come from several clusters
-            throw unansweredError(
+            const cannotUse = inUse === undefined ? '' : `cannot use ${inUse}: `;
+            const host = this.shownHost(redirected);
+            if (!serverErrorWaitedOut()) throw unansweredError(target, `${cannotUse}${requestNotSent(host, problem)}`, e);
+            // an earlier send was answered with a 5xx, which does not say it went unhandled: it may have taken effect
+            const error = unansweredError(
               target,
-              `${inUse === undefined ? '' : `cannot use ${inUse}: `}${requestNotSent(this.shownHost(redirected), problem)}`,
+              `the server ${waitedText(waited)}, waited out as it asked; ${cannotUse}the request to ${host} was not sent again: ${problem}`,
               e,
             );
+            LOST_ANSWERS.set(error, undefined);
+            throw error;
           }
           if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorWaitedOut())) {
             LOST_ANSWERS.set(e as object, began);
