@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { createServiceCIDR, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { ErrAllocated } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
@@ -116,5 +116,21 @@ describe('a create whose answer was lost, reviewed', () => {
     expect((err as Error).message).toContain('answered 500 once with a Retry-After, waited out as it asked;');
     expect((err as Error).message).toContain('was not sent again: cannot read the certificate-authority file');
     expect((err as Error).message).toContain('may have been created');
+  });
+});
+
+describe('createServiceCIDR whose first send may have stored the object, reviewed', () => {
+  it('its second send fails too: the error still says the first may have stored the object', async () => {
+    const d = await ApiServerDouble.start();
+    closing.push(() => d.close());
+    d.failNext('create', 2, 502); // naming no wait: may have taken effect, so sent once more
+    const err = await createServiceCIDR(kubeConfigFor(d.url), 'extra', ['10.97.0.0/24']).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(d.requestsOf('create')).toHaveLength(2);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).code).toBe(502);
+    expect((err as Error).message).toContain('the first send may have stored the object');
   });
 });

@@ -176,6 +176,8 @@ describe('a server that accepts and never answers', () => {
       'create',
       'servicecidrs.networking.k8s.io "extra"',
       40,
+      // its answer lost, it was sent once more (the first send may have stored it)
+      '; sent a second time, it failed the same way: the first send may have stored the object',
     );
     expectTimedOut(
       await outcome(deleteServiceCIDR(kc, 'extra', { requestTimeoutMs: 40 })),

@@ -249,7 +249,9 @@ export async function createServiceCIDR(
     // A create whose answer was lost, or answered 500, 502, 503 or 504 and not sent again, may
     // have stored the object (mayHaveTakenEffect): it is sent once more, and meets it as a 409,
     // read back below, as a second call would; not stored, the second send stores it.
-    for (let again = false; ; again = true) {
+    // the failure of the first send, when it may have stored the object
+    let first: KubernetesApiError | undefined;
+    for (;;) {
       try {
         created = await requestJson(
           requests,
@@ -259,10 +261,15 @@ export async function createServiceCIDR(
         );
         break;
       } catch (err) {
-        if (!again && mayHaveTakenEffect(err)) continue;
         const e = apiError(err, 'create', name, requests);
-        if (!saidByApiServer(err, e, 409) || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
-        return await existingAsAsked(api, requests, body, e);
+        if (first === undefined && mayHaveTakenEffect(err)) {
+          first = e;
+          continue;
+        }
+        if (saidByApiServer(err, e, 409) && (e.reason === undefined || e.reason === 'AlreadyExists')) {
+          return await existingAsAsked(api, requests, body, e);
+        }
+        throw first === undefined ? e : afterFirstSend(e, first);
       }
     }
   } finally {
@@ -272,6 +279,33 @@ export async function createServiceCIDR(
   const problem = checkObject(created, 'ServiceCIDR', name, undefined, body.apiVersion);
   if (problem !== undefined) throw malformed(problem);
   return toServiceCIDR(created as ServiceCIDRObject);
+}
+
+/**
+ * The failure `second` of a create sent again after `first`, which may have stored the object:
+ * `second`'s message and fields, then what the first send left open — e.g. `create
+ * servicecidrs.networking.k8s.io "extra": HTTP 502 …; sent a second time: the first send may have
+ * stored the object (it failed: fetch failed: other side closed …)`, or `…; sent a second time, it
+ * failed the same way: the first send may have stored the object` when both failed alike.
+ */
+function afterFirstSend(second: KubernetesApiError, first: KubernetesApiError): KubernetesApiError {
+  const name = second.resourceName;
+  const prefix = `create ${RESOURCE} "${name}": `;
+  const detail = (e: Error) => (e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
+  return new KubernetesApiError(
+    'create',
+    RESOURCE,
+    name,
+    second.code,
+    second.status,
+    detail(second) === detail(first)
+      ? `${detail(second)}; sent a second time, it failed the same way: the first send may have stored the object`
+      : `${detail(second)}; sent a second time: the first send may have stored the object (it failed: ${detail(first)})`,
+    second.cause,
+    second.timeoutMs,
+    second.resends,
+    second.cutOffStatus,
+  );
 }
 
 /**
