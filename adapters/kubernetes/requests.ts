@@ -174,9 +174,9 @@ export class ApiRequests {
     this.inFlight.add(controller);
     const waited: number[] = []; // the status of each answer waited out, in order
     // whether the attempt running was sent: client-node runs the middleware after authenticating
-    // (an exec credential plugin), just before the fetch; and the HTTP status of its answer once
-    // that began (status and headers in, the body still to come)
-    // (`pending` from then on until it failed or was answered in full)
+    // (an exec credential plugin), just before the fetch; whether it was written on a connection
+    // made and secured (`pending` from then on until it failed or was answered in full); and the
+    // HTTP status of its answer once that began (status and headers in, the body still to come)
     const attempt: { sent: boolean; pending: boolean; answered?: number | undefined } = { sent: false, pending: false };
     // whether a send answered with a 5xx (which does not say it went unhandled) was waited out
     const serverErrorWaitedOut = () => waited.some((code) => code !== 429);
@@ -211,7 +211,8 @@ export class ApiRequests {
               call(
                 withSignal(
                   signal,
-                  () => (attempt.sent = attempt.pending = true),
+                  () => (attempt.sent = true),
+                  () => (attempt.pending = true),
                   (status) => (attempt.answered = status),
                   (status) => {
                     // the connection is dropped, and the request settles now, on this error
@@ -523,7 +524,8 @@ function retryAfterSeconds(header: string): number | undefined {
 
 /**
  * client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike),
- * tells `onSent` (the request is authenticated and about to be sent) and `onAnswered` (its answer
+ * tells `onSent` (the request is authenticated and about to be sent), `onWritten` (it was written
+ * on a connection made and secured: see whenWritten) and `onAnswered` (its answer
  * began: status and headers in, the body not yet read), lets the fetch end the
  * answer's body when its connection fails (`letFetchEndBody`), and hands the answer on with a
  * body read no further than MAX_ANSWER_BODY_BYTES (answer-body.ts), failing with what
@@ -533,6 +535,7 @@ function retryAfterSeconds(header: string): number | undefined {
 function withSignal(
   signal: AbortSignal,
   onSent: () => void,
+  onWritten: () => void,
   onAnswered: (status: number) => void,
   tooLarge: (status: number) => Error,
   route: Route,
@@ -542,6 +545,7 @@ function withSignal(
       onSent();
       context.setSignal(signal);
       followRoute(context, route);
+      whenWritten(context, onWritten);
       return new Observable(Promise.resolve(context));
     },
     post(context) {
@@ -694,6 +698,40 @@ function notingLocation(handler: unknown, hop: string, route: Route): unknown {
       if (typeof name === 'string' && Object.hasOwn(wrapped, name) && typeof t[name] === 'function') return wrapped[name];
       const value: unknown = Reflect.get(t, name);
       return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
+}
+
+/**
+ * Has `onWritten` told once the request was written on a connection made and secured: under
+ * client-node 2.x when undici's handler hears onRequestSent, so that a connection refused, reset
+ * or stalled in its TCP or TLS handshake leaves it untold (nothing of the request reached the
+ * server). client-node 1.x gives no dispatcher to watch: told at once, as the request is handed
+ * to the fetch.
+ */
+function whenWritten(context: unknown, onWritten: () => void): void {
+  const { getDispatcher, setDispatcher } = context as {
+    getDispatcher?: () => Dispatcher | undefined;
+    setDispatcher?: (d: Dispatcher) => void;
+  };
+  if (typeof getDispatcher !== 'function' || typeof setDispatcher !== 'function') {
+    onWritten();
+    return;
+  }
+  const inner = getDispatcher.call(context);
+  setDispatcher.call(context, {
+    dispatch(options, handler) {
+      const watched = new Proxy(handler as { onRequestSent?: unknown }, {
+        get(target, key, receiver) {
+          if (key !== 'onRequestSent') return Reflect.get(target, key, receiver);
+          return () => {
+            onWritten();
+            const own = target.onRequestSent;
+            return typeof own === 'function' ? own.call(target) : undefined;
+          };
+        },
+      });
+      return sentThrough(inner).dispatch(options, watched);
     },
   });
 }
