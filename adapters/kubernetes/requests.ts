@@ -28,8 +28,8 @@
 // resend off (run's `resendAfterServerError`: a delete without the uid to make it conditional).
 //
 // A request that went out and whose answer was lost — its connection dropped or reset, its
-// deadline passed after it was sent — or whose waited-out 5xx was the last answer before the
-// deadline, may have taken effect: its error is marked so (answerLost), for a create or delete to
+// deadline passed after it was sent — or any earlier send of which was answered with a 5xx that
+// was waited out, may have taken effect: its error is marked so (answerLost), for a create or delete to
 // be read back (store.ts); so may one answered 500, 502, 503 or 504 and not sent again
 // (mayHaveTakenEffect). One that failed before it went out — the credentials, the TLS material or
 // proxy, a connection refused or a host not found, a TLS handshake, the runtime's refusal — is not.
