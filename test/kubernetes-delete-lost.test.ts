@@ -167,6 +167,20 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
     expect([deletes().length, d.requestsOf('get').length, uids().length]).toEqual([1, 1, 1]);
   });
 
+  it('without the uid known, an object marked for deletion when read back: the error says it is being deleted, not that it was left', async () => {
+    d.insert({
+      metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4'), finalizers: ['example.com/hold'] },
+      spec: { parentRef: WEB },
+    });
+    d.dropAfterCommit('delete');
+    const err = await outcome(store(false).delete('10.0.0.1'));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    const message = (err as KubernetesApiError).message;
+    expect(message).toContain('; read back, an object of that name is there (uid "');
+    expect(message).toMatch(/, marked for deletion\); .+ cannot be told \(the cache does not hold the name\)$/);
+    expect(message).not.toContain('not deleted again');
+  });
+
   it('the read-back failing: a KubernetesApiError that says the object may have been deleted, and why it was not read', async () => {
     const { s } = await holding('10.0.0.1');
     d.dropAfterCommit('delete');

@@ -201,7 +201,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let created: unknown;
       // whether the send answered now is not this create's first (after a 5xx, or a lost answer)
       let resent = false;
-      // the failure of the send whose answer was lost, when it was sent again after a read-back
+      // the failure of the first send, when it was sent again after a read-back
       let earlier: Error | undefined;
       for (let lost = false; ; ) {
         try {
@@ -383,12 +383,13 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             outcome = uid === undefined ? { finished: true } : { finished: true, uid };
             break;
           }
+          const deletionTimestamp = (found.obj.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
+          const deleting = deletionTimestamp !== undefined && deletionTimestamp !== null;
           // Without the uid known, the object there cannot be told from one made since, which a
           // second delete would remove: the failure stands, saying what is there.
-          if (uid === undefined) throw stillThere(e, there);
+          if (uid === undefined) throw stillThere(e, there, deleting);
           // The one meant, marked for deletion: a finalizer holds it (as deleteOutcome).
-          const deleting = (found.obj.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
-          if (deleting !== undefined && deleting !== null) {
+          if (deleting) {
             outcome = { finished: false };
             break;
           }
@@ -444,8 +445,8 @@ interface ReadBack {
 }
 
 /**
- * The error of a create sent again — after `earlier`'s lost answer, else after a 5xx it waited
- * out — that met an object of its name (409), which may be the one its earlier send stored:
+ * The error of a create sent again — after a read-back that found nothing once `earlier` had
+ * failed (its answer lost, or a 5xx), else after a 5xx it waited out — that met an object of its name (409), which may be the one its earlier send stored:
  * `create ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: …; sent again, it met an
  * object of that name (409 AlreadyExists)`. Its cause is `earlier`.
  */
@@ -463,37 +464,42 @@ function metOnResend(name: string, earlier: Error | undefined): KubernetesApiErr
 }
 
 /**
- * The error of a create or delete whose answer was lost (`lost`) and whose object could not be
- * read back (`readError`, of the get): `lost`'s own message, then what may have happened, e.g.
+ * The error of a create or delete that may have taken effect (`failure`: its answer lost, or a
+ * 5xx) and whose object could not be read back (`readError`, of the get): `failure`'s own
+ * message, then what may have happened, e.g.
  * `create ipaddresses.networking.k8s.io "10.96.0.10": no answer from https://10.0.0.1:6443 within
  * 30000 ms (requestTimeoutMs); the object may have been created, and reading it back failed: HTTP
  * 503 …`. A create whose answer began with a 2xx (`began`: 201) made the object: said so. Its
- * fields and cause are `lost`'s.
+ * fields and cause are `failure`'s.
  */
-function outcomeUnknown(lost: Error, readError: Error, began: number | undefined): Error {
-  const verb = lost instanceof KubernetesApiError ? lost.verb : undefined;
-  if (!(lost instanceof KubernetesApiError) || (verb !== 'create' && verb !== 'delete')) return lost;
-  const name = lost.resourceName;
+function outcomeUnknown(failure: Error, readError: Error, began: number | undefined): Error {
+  const verb = failure instanceof KubernetesApiError ? failure.verb : undefined;
+  if (!(failure instanceof KubernetesApiError) || (verb !== 'create' && verb !== 'delete')) return failure;
+  const name = failure.resourceName;
   const what =
     verb === 'delete'
       ? 'the object may have been deleted'
       : began !== undefined && began >= 200 && began < 300
         ? `the object was created (the API server answered ${began}) but its body was lost`
         : 'the object may have been created';
-  return withDetail(lost, `${what}, and reading it back failed: ${detailOf(readError, 'get', name)}`);
+  return withDetail(failure, `${what}, and reading it back failed: ${detailOf(readError, 'get', name)}`);
 }
 
 /**
- * The error of a delete whose answer was lost (`lost`), without the uid of the object it meant,
- * when an object of that name was there when read back: `lost`'s own message, then that it is
- * there and why it was not deleted again. Its fields and cause are `lost`'s.
+ * The error of a delete that may have taken effect (`failure`: its answer lost, or a 5xx),
+ * without the uid of the object it meant, when an object of that name was there when read back:
+ * `failure`'s own message, then that it is there (its `uid`, when it has one; marked for deletion,
+ * when `deleting`) and that it cannot be told for the one meant — so not deleted again, unless
+ * it is being deleted already. Its fields and cause are `failure`'s.
  */
-function stillThere(lost: Error, uid: string | undefined): Error {
-  if (!(lost instanceof KubernetesApiError)) return lost;
+function stillThere(failure: Error, uid: string | undefined, deleting: boolean): Error {
+  if (!(failure instanceof KubernetesApiError)) return failure;
+  const said = [...(uid ? [`uid ${quoteInput(uid)}`] : []), ...(deleting ? ['marked for deletion'] : [])];
+  const cannotTell = 'whether it is the one this delete was for cannot be told (the cache does not hold the name)';
   return withDetail(
-    lost,
-    `read back, an object of that name is there (uid ${quoteInput(uid ?? '')}); whether it is the one this delete was for ` +
-      'cannot be told (the cache does not hold the name), so it was not deleted again',
+    failure,
+    `read back, an object of that name is there${said.length === 0 ? '' : ` (${said.join(', ')})`}; ${cannotTell}` +
+      (deleting ? '' : ', so it was not deleted again'),
   );
 }
 
