@@ -199,17 +199,17 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // of its sends and kept by the server as the object's managedFields manager.
       const manager = createManager();
       let created: unknown;
-      // whether the send answered now is not this create's first (after a 5xx, or a lost answer)
-      let resent = false;
+      // whether the send answered now is not this create's first (after a 5xx, or a read-back)
+      let sendIsResend = false;
       // the failure of the first send, when it was sent again after a read-back
       let earlier: Error | undefined;
-      for (let lost = false; ; ) {
+      for (let sentAgainAfterReadBack = false; ; ) {
         try {
           created = await requestJson(
             this[REQUESTS],
             { verb: 'create', resource: RESOURCE, name: record.name },
             (opts, afterServerError) => {
-              resent = lost || afterServerError;
+              sendIsResend = sentAgainAfterReadBack || afterServerError;
               return this.api.createIPAddress({ body: body as never, fieldManager: manager }, opts);
             },
             malformed,
@@ -221,7 +221,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // object there may be our own earlier send's. Read back, it is the success only when it
           // carries this create's mark.
           if (e.name === 'AlreadyExistsError') {
-            if (!resent) throw e;
+            if (!sendIsResend) throw e;
             const found = await this.readBack(body, manager);
             // not read: the object there may be this create's own, which a collision would leave behind
             if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier), found.failed, undefined);
@@ -242,8 +242,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // Not there: not stored, or not yet (kube-apiserver may still be writing it). Sent once
           // more, with the same mark: whichever send is stored is this create's, and the other
           // meets it (409, read back). Lost again and still not there: the failure stands.
-          if (lost) throw e;
-          lost = true;
+          if (sentAgainAfterReadBack) throw e;
+          sentAgainAfterReadBack = true;
           earlier = e;
         }
       }
@@ -339,15 +339,15 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let outcome: DeleteOutcome;
       // whether the send answered now names `uid` as a precondition: sent again after a 5xx, or
       // after a read-back found the object it meant still there
-      let resent = false;
-      for (let lost = false; ; ) {
+      let sendIsResend = false;
+      for (let sentAgainAfterReadBack = false; ; ) {
         try {
           const reply = await requestJson(
             this[REQUESTS],
             { verb: 'delete', resource: RESOURCE, name },
             (opts, afterServerError) => {
-              resent = lost || afterServerError;
-              return this.api.deleteIPAddress(resent ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
+              sendIsResend = sentAgainAfterReadBack || afterServerError;
+              return this.api.deleteIPAddress(sendIsResend ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
             },
             malformed,
             undefined,
@@ -366,7 +366,10 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // be stale (our own re-create it has not shown yet): it is the answer, and nothing is
           // taken as deleted. After a read-back found the object of that uid there, it says that
           // object went meanwhile: deleted, as meant.
-          if (resent && (e.name === 'NotFoundError' || (lost && e instanceof KubernetesApiError && e.code === 409))) {
+          if (
+            sendIsResend &&
+            (e.name === 'NotFoundError' || (sentAgainAfterReadBack && e instanceof KubernetesApiError && e.code === 409))
+          ) {
             outcome = { finished: true, uid: uid! };
             break;
           }
@@ -395,8 +398,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           }
           // The one meant, still there: the delete did not take (or not yet). Sent once more,
           // naming it by its uid; lost again and still there, the failure stands.
-          if (lost) throw e;
-          lost = true;
+          if (sentAgainAfterReadBack) throw e;
+          sentAgainAfterReadBack = true;
         }
       }
       if (this.readYourWrites && outcome.finished) this[INFORMER].appliedDelete(name, outcome.uid, sent, history);
