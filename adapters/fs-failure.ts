@@ -34,8 +34,9 @@ const FS_FAILURES: Readonly<Record<string, string>> = {
  * `permission denied (EACCES)`; for ENOTDIR the part of the path that is no directory, when it
  * can be found (`"/srv/kube", a part of its path, is not a directory (ENOTDIR)`). A code without
  * words above is said with fs's own description, without the path it quotes
- * (`operation canceled (ECANCELED)`), or by itself. Undefined when `e` carries no code (no fs
- * failure).
+ * (`operation canceled (ECANCELED)`), or by itself; a failure that is no system error (a NUL in
+ * the path: ERR_INVALID_ARG_VALUE) with its whole message, the code last. Undefined when `e`
+ * carries no code (no fs failure).
  * @internal
  */
 export function fsFailure(e: unknown): string | undefined {
@@ -46,8 +47,11 @@ export function fsFailure(e: unknown): string | undefined {
     if (part !== undefined) return `${quoteText(part)}, a part of its path, is not a directory (ENOTDIR)`;
   }
   if (Object.hasOwn(FS_FAILURES, code)) return `${FS_FAILURES[code]} (${code})`;
-  // fs's message: "ECANCELED: operation canceled, read" or "…, open '/path'"
-  const described = typeof message === 'string' ? new RegExp(`^${code}: ([^,']+)(?:,|$)`).exec(message)?.[1]?.trim() : undefined;
+  if (typeof message !== 'string' || message === '') return code;
+  // a system error's message: "ECANCELED: operation canceled, read" or "…, open '/path'"
+  const prefix = `${code}: `;
+  if (!message.startsWith(prefix)) return `${message} (${code})`; // no system error (ERR_INVALID_ARG_VALUE): its message is the why
+  const described = /^([^,']+)(?:,|$)/.exec(message.slice(prefix.length))?.[1]?.trim();
   return described ? `${described} (${code})` : code;
 }
 
