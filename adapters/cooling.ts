@@ -30,7 +30,8 @@ export class Cooling {
       return this.#queue.size;
     } catch (e) {
       // read off another object, off none, or off a wrapper (see isCooling)
-      throw Cooling.#isCooling(this) ? e : unboundRead(this, 'Cooling', 'size');
+      if (Cooling.#isCooling(this)) throw e;
+      throw Cooling.#isWrapper(this) ? refuseWrapper('.size is read') : unboundRead(this, 'Cooling', 'size');
     }
   }
 
@@ -42,19 +43,43 @@ export class Cooling {
     try {
       return this.#queue.holds(hi, lo);
     } catch (e) {
-      throw Cooling.#isCooling(this) ? e : unboundCall(this, 'Cooling', 'holds');
+      if (Cooling.#isCooling(this)) throw e;
+      throw Cooling.#isWrapper(this) ? refuseWrapper('.holds() is called') : unboundCall(this, 'Cooling', 'holds');
     }
   }
 
   /**
    * Whether `self` is a Cooling itself. An object made from one with Object.create, or a Proxy of
    * one, is `instanceof Cooling` but has no #queue to read through (a #field is not inherited, and
-   * a Proxy does not forward it): refused as a call without the object, not with the TypeError of
-   * the read.
+   * a Proxy does not forward it): refused (see isWrapper), not with the TypeError of the read.
    */
   static #isCooling(self: unknown): boolean {
     return typeof self === 'object' && self !== null && #queue in self;
   }
+
+  /**
+   * Whether `self`, no Cooling itself, is an instance of Cooling all the same: an object made
+   * from one with Object.create, or a Proxy of one. False for anything else, and for a Proxy
+   * whose prototype cannot be read (revoked): said as a read without the object.
+   */
+  static #isWrapper(self: unknown): boolean {
+    try {
+      return self instanceof Cooling;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * Size or holds() asked of an object made from a Cooling with Object.create, or of a Proxy of
+ * one, as Range refuses a change asked of a wrapper: the queue is a #field, which the wrapper
+ * neither inherits nor is forwarded. `member` is the member and its verb (`.size is read`).
+ */
+function refuseWrapper(member: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `Cooling${member} only on the Cooling itself, not on an object made from it with Object.create, nor on a Proxy of it: neither reaches the addresses the cool-down holds`,
+  );
 }
 
 /** Each Cooling's queue: only the range and coolDown's chooser change it. */

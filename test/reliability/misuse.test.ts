@@ -911,8 +911,9 @@ it('Cooling: size read without its object → InvalidArgumentError naming it, as
   expect(target.size).toBe(0);
 });
 
-it('Cooling: size and holds() on an object made from it (Object.create) or a Proxy of it → InvalidArgumentError naming them, as off its object', () => {
-  // its queue is a #field, which neither has: no answer to read through, so refused as without it
+it('Cooling: size and holds() on an object made from it (Object.create) or a Proxy of it → InvalidArgumentError saying a wrapper cannot reach what it holds', () => {
+  // its queue is a #field, which neither has: no answer to read through. Said as Range says it of
+  // a wrapper, not as a read without the object (the wrapper is an instance of Cooling)
   const target = cooling();
   for (const [label, wrapper] of [
     ['Object.create', Object.create(target) as Cooling],
@@ -920,11 +921,11 @@ it('Cooling: size and holds() on an object made from it (Object.create) or a Pro
   ] as const) {
     expect(() => wrapper.size, label).toThrow(InvalidArgumentError);
     expect(() => wrapper.size, label).toThrow(
-      /^Cooling\.size was read without its Cooling \(this was .+\): read it on the object, cooling\.size$/,
+      /^Cooling\.size is read only on the Cooling itself, not on an object made from it with Object\.create, nor on a Proxy of it: neither reaches the addresses the cool-down holds$/,
     );
     expect(() => wrapper.holds(0, 0), label).toThrow(InvalidArgumentError);
     expect(() => wrapper.holds(0, 0), label).toThrow(
-      /^Cooling\.holds\(\) was called without its Cooling \(this was .+\): call it on the object/,
+      /^Cooling\.holds\(\) is called only on the Cooling itself, not on an object made from it with Object\.create, nor on a Proxy of it: neither reaches the addresses the cool-down holds$/,
     );
   }
   expect([target.size, target.holds(0, 0)]).toEqual([0, false]);
