@@ -5,7 +5,7 @@
 // and the instance answers as one never frozen would.
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   Allocator,
   DualStackAllocator,
@@ -90,10 +90,10 @@ const ALLOCATOR_CALLS: Calls<Allocator | ReferenceAllocator | MetaAllocator> = {
   destroy: (o) => o.destroy(),
 };
 
-/** The Cooling a coolDown chooser shows a strategy, from a Range of its own. */
+/** The Cooling a coolDown chooser shows a strategy, from a Range of its own (destroyed: what it holds stays readable). */
 function cooling(): Cooling {
   let seen: Cooling | undefined;
-  new Range('10.0.0.0/29', {
+  const range = new Range('10.0.0.0/29', {
     strategy: {
       name: 'seeing',
       forRange(view) {
@@ -103,6 +103,7 @@ function cooling(): Cooling {
       },
     },
   });
+  range.destroy();
   return seen!;
 }
 
@@ -111,7 +112,7 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
   [
     'Allocator',
     async (store) => {
-      const a = new Allocator('10.0.0.0/24', { store });
+      const a = new Allocator('10.0.0.0/24', { store, random: seededRandom(1) });
       await a.allocate('10.0.0.1');
       return a;
     },
@@ -127,7 +128,7 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
   [
     'ReferenceAllocator',
     async (store) => {
-      const a = new ReferenceAllocator('10.0.0.0/24', { store });
+      const a = new ReferenceAllocator('10.0.0.0/24', { store, random: seededRandom(2) });
       await a.allocate('10.0.0.1');
       return a;
     },
@@ -138,7 +139,7 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
     async (store) => {
       const source = new InMemoryServiceCIDRs();
       source.addServiceCIDR('one', ['10.0.0.0/24']);
-      const meta = new MetaAllocator('IPv4', source, { store });
+      const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(3) });
       await meta.allocate('10.0.0.1');
       return meta;
     },
@@ -152,7 +153,7 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
   [
     'DryRunAllocator',
     async (store) => {
-      const a = new Allocator('10.0.0.0/24', { store });
+      const a = new Allocator('10.0.0.0/24', { store, random: seededRandom(4) });
       await a.allocate('10.0.0.1');
       return a.dryRun();
     },
@@ -166,7 +167,11 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
   ],
   [
     'DualStackAllocator',
-    (store) => new DualStackAllocator(new Allocator('10.0.0.0/24', { store }), new Allocator('fd00::/120', { store })),
+    (store) =>
+      new DualStackAllocator(
+        new Allocator('10.0.0.0/24', { store, random: seededRandom(5) }),
+        new Allocator('fd00::/120', { store, random: seededRandom(6) }),
+      ),
     {
       allocator: (o: DualStackAllocator) => o.allocator('IPv4'),
       allocateNext: (o: DualStackAllocator) => o.allocateNext(OWNER),
@@ -178,7 +183,7 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
   [
     'Range',
     () => {
-      const r = new Range('10.0.0.0/24');
+      const r = new Range('10.0.0.0/24', { random: seededRandom(7) });
       r.allocate('10.0.0.1');
       return r;
     },
@@ -278,6 +283,10 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
 ];
 
 describe('a frozen instance keeps working', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('the rows below cover every class an entry point exports, and every public method and getter of each', () => {
     const members = publicMembers();
     expect(Object.fromEntries(ROWS.map(([name, , calls]) => [name, Object.keys(calls).sort()]))).toEqual(Object.fromEntries(members));
@@ -285,6 +294,9 @@ describe('a frozen instance keeps working', () => {
 
   it.each(ROWS)('%s: every public member, called on the frozen instance, answers as on one never frozen', async (_name, make, calls) => {
     const answers = async (frozen: boolean): Promise<unknown[]> => {
+      // the same clock for both: a ServiceCIDR's creation and deletion times are part of the answers
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(new Date('2025-01-02T03:04:05.000Z'));
       const target = await make(new MemoryStore());
       if (frozen) Object.freeze(target);
       const got: unknown[] = [];
@@ -293,7 +305,7 @@ describe('a frozen instance keeps working', () => {
           got.push(summary(await call(target)));
         } catch (e) {
           if (e instanceof TypeError) throw e; // a write to the frozen instance: the failure looked for
-          got.push(e instanceof ErrFull ? 'ErrFull' : `${(e as Error).name}`);
+          got.push(e instanceof ErrFull ? 'ErrFull' : `${(e as Error).name}: ${(e as Error).message}`);
         }
       }
       if (frozen) expect(Object.isFrozen(target)).toBe(true);
@@ -303,8 +315,17 @@ describe('a frozen instance keeps working', () => {
   });
 });
 
-/** What a call answered, comparable between two instances: its type, and its value when plain. */
+/**
+ * What a call answered, comparable between two instances (whose random sources are seeded alike):
+ * a primitive, an array, a plain object and a typed array by value; an object of a class by its
+ * class (a view, an error kept as lastError), whose answers its own row checks; a function by kind.
+ */
 function summary(answer: unknown): unknown {
-  if (answer === null || typeof answer !== 'object') return typeof answer === 'string' ? 'text' : typeof answer;
-  return Array.isArray(answer) ? `array of ${answer.length}` : Object.getPrototypeOf(answer)?.constructor?.name;
+  if (typeof answer === 'function') return 'function';
+  if (answer === null || typeof answer !== 'object') return answer;
+  if (Array.isArray(answer)) return answer.map(summary);
+  if (ArrayBuffer.isView(answer)) return [...new Uint8Array(answer.buffer, answer.byteOffset, answer.byteLength)];
+  const prototype = Object.getPrototypeOf(answer);
+  if (prototype !== Object.prototype && prototype !== null) return `a ${prototype?.constructor?.name}`;
+  return Object.fromEntries(Object.entries(answer).map(([key, value]) => [key, summary(value)]));
 }
