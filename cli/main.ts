@@ -31,16 +31,7 @@ import type { Cluster, ClusterOptions, ListedIPAddress, ListedServiceCIDR } from
 import { parseDuration } from './duration.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
-import {
-  CliError,
-  EXIT_CLEAN,
-  EXIT_ERROR,
-  EXIT_FOUND,
-  EXIT_INTERRUPTED,
-  ListForbiddenError,
-  UsageError,
-  unreadableFile,
-} from './errors.ts';
+import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, UsageError, unreadableFile } from './errors.ts';
 import type { RangeMap } from './map.ts';
 import { counted, formatCount, named, shown } from './text.ts';
 import type * as WithCore from './with-core.ts';
@@ -899,14 +890,12 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     }
     rangeMap = emptyMap(prefix!);
     let listed: ListedIPAddress[];
-    let serviceCIDRs: ListedServiceCIDR[] | ListForbiddenError;
+    let serviceCIDRs: ListedServiceCIDR[] | Error;
     try {
       listed = await cluster.ipAddresses();
-      // only for the note below: an identity that may list IPAddresses alone still gets its map
-      serviceCIDRs = await cluster.serviceCIDRs().catch((e: unknown) => {
-        if (e instanceof ListForbiddenError) return e;
-        throw e;
-      });
+      // only for the note below: a map is drawn whatever stops this listing (a 403 for an identity
+      // that may list IPAddresses alone, a 5xx, a timeout, a malformed listing); the note says why
+      serviceCIDRs = await cluster.serviceCIDRs().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     } finally {
       cluster.close();
     }
@@ -944,17 +933,17 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
  * What a map of `prefix` drawn from the cluster is to be told with: that no ServiceCIDR's range
  * overlaps it, so that nothing allocates from it and the map shows only IPAddresses made outside
  * every range (`status` lists those apart), with the ranges there are; or that this could not be
- * told, the listing of ServiceCIDRs being refused. Undefined when a range overlaps it (holds it,
- * lies in it, or shares part of it), served or not: such a range is inside a ServiceCIDR for
- * both commands (DESIGN.md, invariant 5).
+ * told, the listing of ServiceCIDRs having failed (`serviceCIDRs` is its error). Undefined when a
+ * range overlaps it (holds it, lies in it, or shares part of it), served or not: such a range is
+ * inside a ServiceCIDR for both commands (DESIGN.md, invariant 5).
  */
 function outsideNote(
   core: typeof WithCore,
   prefix: Prefix,
-  serviceCIDRs: readonly ListedServiceCIDR[] | ListForbiddenError,
+  serviceCIDRs: readonly ListedServiceCIDR[] | Error,
   context: string,
 ): string | undefined {
-  if (serviceCIDRs instanceof ListForbiddenError) return `cannot tell whether ${prefix.cidr} is in a ServiceCIDR: ${serviceCIDRs.message}`;
+  if (serviceCIDRs instanceof Error) return `cannot tell whether ${prefix.cidr} is in a ServiceCIDR: ${serviceCIDRs.message}`;
   const ranges = serviceCIDRs.flatMap(core.rangesOf);
   const overlaps = (p: Prefix | undefined) =>
     p !== undefined && (p.contains(prefix.version, prefix.network) || prefix.contains(p.version, p.network));

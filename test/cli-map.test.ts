@@ -232,6 +232,24 @@ describe('ipallocator map', () => {
       expect(denied.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 0 of 254 addresses allocated\n`);
     });
 
+    it('draws the map when the ServiceCIDR listing fails for another reason (a malformed listing), saying it could not tell and why', async () => {
+      // Regression: only a 403 on servicecidrs was said as a note; any other failure of that
+      // listing, which feeds nothing but the note, failed the whole command
+      addIPAddress(c.double, '10.96.0.5', { namespace: 'default', name: 'web' });
+      const r = c.double.insert(
+        { metadata: { name: 'broken' }, spec: { cidrs: ['10.96.0.0/24'] }, status: 'not an object' },
+        'servicecidrs',
+      );
+      expect('code' in r).toBe(false);
+      const out = join(dir, 'malformed-servicecidrs.svg');
+      const malformed = await cli(['map', '10.96.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect(malformed.code).toBe(0);
+      expect(malformed.stderr).toMatch(
+        /^ipallocator: note: cannot tell whether 10\.96\.0\.0\/24 is in a ServiceCIDR: [^\n]* answered list servicecidrs[^\n]* with a malformed body: [^\n]+\n$/,
+      );
+      expect(malformed.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 1 of 254 addresses allocated\n`);
+    });
+
     it('says "1 of 1 address" for a range of one address', async () => {
       const d = c.double;
       addServiceCIDR(d, 'kubernetes', ['fd00::/127']);
