@@ -919,7 +919,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   try {
     writeFileSync(outFile, svg);
   } catch (e) {
-    throw new CliError(`cannot write ${outFile}: ${fsFailure(e) ?? (e as Error).message}`);
+    throw new CliError(`cannot write the file --out names (${quoteText(outFile)}): ${fsFailure(e) ?? (e as Error).message}`);
   }
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;

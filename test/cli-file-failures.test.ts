@@ -144,7 +144,12 @@ describe('ipallocator: a file that cannot be read or written is said by name, in
     chmodSync(closed, 0o555);
     const out = join(closed, 'map.svg');
     const r = await refusedRun(['map', '--snapshot', snapshot, '--out', out]);
-    expect(r).toEqual({ code: 2, stdout: '', stderr: `ipallocator: cannot write ${out}: permission denied (EACCES)\n` });
+    // worded as every file an option names is: the option, then the file in quotes
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `ipallocator: cannot write the file --out names ("${out}"): permission denied (EACCES)\n`,
+    });
     expect(existsSync(out)).toBe(false);
   });
 });

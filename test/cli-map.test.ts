@@ -587,6 +587,23 @@ describe('ipallocator map', () => {
       ]);
     });
 
+    it.skipIf(!existsSync('/dev/full'))(
+      'says an --out it cannot write as every file an option names: the option, the file in quotes, why (exit 2)',
+      async () => {
+        const range = new Range('10.1.0.0/30');
+        const file = join(dir, 'to-full.json');
+        writeSnapshot(file, range);
+        range.destroy();
+        // a device that takes no byte: the write fails with ENOSPC, after every check before it
+        const r = await cli(['map', '--snapshot', file, '--out', '/dev/full']);
+        expect(r).toEqual({
+          code: 2,
+          stdout: '',
+          stderr: 'ipallocator: cannot write the file --out names ("/dev/full"): no space left on the device (ENOSPC)\n',
+        });
+      },
+    );
+
     it('refuses a file over 128 MiB, and anything but a regular file, with one line and exit 2 instead of reading it', async () => {
       // A regular file larger than the bound (sparse: no disk used) is refused by its size.
       const big = join(dir, 'big.json');
