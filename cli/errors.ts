@@ -70,11 +70,14 @@ export class ObjectForbiddenError extends CliError {
  * A file an option names that cannot be opened, said in words naming the option, never in fs's
  * (`ENOENT: no such file or directory, open 'x'`): one that does not exist as a missing file of
  * $KUBECONFIG is said (`the file --snapshot names does not exist: "x"`), any other failure with
- * why (adapters/fs-failure.ts): `cannot read the file --snapshot names ("x"): permission denied (EACCES)`.
+ * why (adapters/fs-failure.ts): `cannot read the file --snapshot names ("x"): permission denied (EACCES)`;
+ * a failure that is no fs failure (no code) with its message.
  */
 export function unreadableFile(option: string, path: string, e: unknown): CliError {
   const why = fsFailure(e);
-  if (why === undefined) return new CliError(`cannot read the file ${option} names (${quoteText(path)}): ${String(e)}`);
+  if (why === undefined) {
+    return new CliError(`cannot read the file ${option} names (${quoteText(path)}): ${e instanceof Error ? e.message : String(e)}`);
+  }
   if ((e as { code?: unknown }).code === 'ENOENT') return new CliError(`the file ${option} names does not exist: ${quoteText(path)}`);
   return new CliError(`cannot read the file ${option} names (${quoteText(path)}): ${why}`);
 }

@@ -17,6 +17,7 @@ import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer
 import { NO_WASM } from './helpers.ts';
 import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
 import { clientNodeMissing } from '../cli/main.ts';
+import { unreadableFile } from '../cli/errors.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster, type RunResult } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -2128,5 +2129,19 @@ describe('ipallocator without @kubernetes/client-node', () => {
     expect(underNode).toContain(': npm install @kubernetes/client-node in the project');
     expect(underDeno).toBe(`${clientNodeMissing(url, { deno: true })}\n`);
     expect(underDeno).toContain(': deno add npm:@kubernetes/client-node in that folder');
+  });
+});
+
+describe('a file an option names that cannot be read, for a reason that is no fs failure', () => {
+  it('is said with the reason\'s message, not as "Error: …"', () => {
+    // Regression: a failure without a code was printed with String(e), its class name first
+    expect(unreadableFile('--snapshot', '/srv/s.json', new Error('the read was stopped')).message).toBe(
+      'cannot read the file --snapshot names ("/srv/s.json"): the read was stopped',
+    );
+    expect(unreadableFile('--snapshot', '/srv/s.json', new RangeError('too large')).message).toBe(
+      'cannot read the file --snapshot names ("/srv/s.json"): too large',
+    );
+    // something thrown that is no Error is said as it is
+    expect(unreadableFile('--kubeconfig', 'k', 'stopped').message).toBe('cannot read the file --kubeconfig names ("k"): stopped');
   });
 });
