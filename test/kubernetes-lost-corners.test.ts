@@ -1,5 +1,6 @@
-// The read-back of creates whose answer was lost, in the corners a review found: each test states
-// the behaviour docs/kubernetes.md promises.
+// The read-back of creates whose answer was lost, in its corners: a resend that meets its own first
+// send, a handshake reset, a resend that cannot go out, a createServiceCIDR sent twice. Each test
+// states the behaviour docs/kubernetes.md promises.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-describe('a create whose answer was lost, reviewed', () => {
+describe('a create whose answer was lost, in its corners', () => {
   // docs/kubernetes.md: "A read-back that fails leaves the outcome unknown, and the error says so".
   // Here the first send lands after the read-back found nothing, the second send meets it (409),
   // and reading that back fails: the create says AlreadyExistsError (a collision), allocate(ip)
@@ -119,7 +120,7 @@ describe('a create whose answer was lost, reviewed', () => {
   });
 });
 
-describe('createServiceCIDR whose first send may have stored the object, reviewed', () => {
+describe('createServiceCIDR whose first send may have stored the object', () => {
   it('its second send fails too: the error still says the first may have stored the object', async () => {
     const d = await ApiServerDouble.start();
     closing.push(() => d.close());
