@@ -9,24 +9,16 @@
 // client-node 2.x and 1.x; under Deno an undici client may see a dropped connection only as the
 // deadline passing, which takes the same path.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubeConfig as KubeConfigNow } from '@kubernetes/client-node';
-import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError, ErrAllocated } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { kubeConfigFor } from './k8s/kubeconfig.ts';
+import { BOTH_CLIENT_NODES, kubeConfigFor } from './k8s/kubeconfig.ts';
 
 const WEB: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 const DB: ParentRef = { ...WEB, name: 'db' };
 const record = (name: string, parentRef: ParentRef = WEB): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef });
-
-/** Each test of this table runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
-const BOTH_CLIENT_NODES = [
-  ['2.x', KubeConfigNow],
-  ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
-] as const;
 
 /**
  * The deadline of each request: a drop that an undici client under Deno does not see ends here,

@@ -16,7 +16,7 @@ import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
 import { closedPort, settledGet, until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
+import { BOTH_CLIENT_NODES, kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import https from 'node:https';
 import net from 'node:net';
 import { inspect } from 'node:util';
@@ -84,11 +84,6 @@ describe('the proxy the environment names for a server, as Go reads it', () => {
   });
 });
 
-/** Each test of this table runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
-const BOTH_CLIENT_NODES = [
-  ['2.x', KubeConfigNow],
-  ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
-] as const;
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
 
 describe('requests to a cluster without a proxy-url go through the proxy the environment names', () => {

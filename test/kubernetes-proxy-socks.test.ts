@@ -4,20 +4,12 @@
 // proxy-dispatch.ts socksDispatcher, 1.x's by socks-proxy-agent (proxy-dispatch.ts
 // markingSocksFailures).
 import net from 'node:net';
-import { KubeConfig as KubeConfigNow } from '@kubernetes/client-node';
-import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
 import { addIPAddress } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
-
-/** Each test of this table runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
-const BOTH_CLIENT_NODES = [
-  ['2.x', KubeConfigNow],
-  ['1.x', KubeConfig1 as unknown as typeof KubeConfigNow],
-] as const;
+import { BOTH_CLIENT_NODES, kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 
 /** setTimeout as it is before a test fakes it. */
 const realSetTimeout = globalThis.setTimeout;

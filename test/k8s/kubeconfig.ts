@@ -4,6 +4,13 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
+
+/** Each test of a table over this runs with client-node 2.x and with 1.x (the 'client-node-1' alias). */
+export const BOTH_CLIENT_NODES = [
+  ['2.x', KubeConfig],
+  ['1.x', KubeConfig1 as unknown as typeof KubeConfig],
+] as const;
 
 /** A token the tests look for in error messages (it must never appear there). */
 export const TEST_TOKEN = 'test-token-must-not-leak-0123456789';
