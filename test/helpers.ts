@@ -95,3 +95,23 @@ export const NO_WASM =
   'Deno' in globalThis
     ? 'ipallocator needs WebAssembly, which this Deno process does not offer (started with --v8-flags=--jitless, or DENO_V8_FLAGS=--jitless?)'
     : 'ipallocator needs WebAssembly, which this Node process does not offer (started with --jitless, on the command line or in NODE_OPTIONS, or with --no-expose-wasm?)';
+
+/**
+ * The two ways a value is sent to another thread, each applying structuredClone to it as
+ * postMessage does (worker_threads, MessagePort, Deno's Worker): the test of what cannot be sent.
+ */
+export const SENDS_TO_ANOTHER_THREAD: [string, (value: unknown) => void][] = [
+  ['structuredClone', (value) => structuredClone(value)],
+  [
+    'MessagePort.postMessage',
+    (value) => {
+      const { port1, port2 } = new MessageChannel();
+      try {
+        port1.postMessage({ value });
+      } finally {
+        port1.close();
+        port2.close();
+      }
+    },
+  ],
+];

@@ -7,6 +7,7 @@ import { validateRecord } from '../adapters/records.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { homeOf, NameTable, tagOf } from '../adapters/name-table.ts';
 import { seededRandom } from '../adapters/random.ts';
+import { SENDS_TO_ANOTHER_THREAD } from './helpers.ts';
 
 const labels = allocatorLabels('IPv4');
 const rec = (name: string, extra: Partial<IPAddressRecord> = {}): IPAddressRecord => ({ name, labels, parentRef: null, ...extra });
@@ -756,24 +757,7 @@ describe('MemoryStore.close()', () => {
 });
 
 describe('MemoryStore cannot be sent to another thread', () => {
-  // structuredClone is what postMessage does to its message (worker_threads, MessagePort, Deno's Worker)
-  const sends: [string, (value: unknown) => void][] = [
-    ['structuredClone', (value) => structuredClone(value)],
-    [
-      'MessagePort.postMessage',
-      (value) => {
-        const { port1, port2 } = new MessageChannel();
-        try {
-          port1.postMessage({ value });
-        } finally {
-          port1.close();
-          port2.close();
-        }
-      },
-    ],
-  ];
-
-  for (const [how, send] of sends) {
+  for (const [how, send] of SENDS_TO_ANOTHER_THREAD) {
     it(`${how} of a store, its cache or an Allocator on it throws a DataCloneError saying it stays in its thread, not naming an internal function; the store is unchanged`, async () => {
       const s = new MemoryStore();
       const a = new Allocator('10.0.0.0/29', { store: s });

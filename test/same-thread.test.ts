@@ -15,6 +15,7 @@ import {
   ReferenceAllocator,
 } from '../adapters/index.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { SENDS_TO_ANOTHER_THREAD } from './helpers.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
 /** A store nothing answers at (`start: false`): no call here reaches it. */
@@ -115,22 +116,7 @@ const SENT: [string, () => { value: object; done: () => void }][] = [
 ];
 
 describe('a Range, an allocator or a store cannot be sent to another thread', () => {
-  const sends: [string, (value: unknown) => void][] = [
-    ['structuredClone', (value) => structuredClone(value)],
-    [
-      'MessagePort.postMessage',
-      (value) => {
-        const { port1, port2 } = new MessageChannel();
-        try {
-          port1.postMessage({ value });
-        } finally {
-          port1.close();
-          port2.close();
-        }
-      },
-    ],
-  ];
-  describe.each(sends)('%s', (_how, send) => {
+  describe.each(SENDS_TO_ANOTHER_THREAD)('%s', (_how, send) => {
     it.each(SENT)('of %s: a DataCloneError saying it stays in its thread, not an internal function; it still works', (_what, make) => {
       const { value, done } = make();
       let thrown: unknown;
