@@ -29,7 +29,7 @@ import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecor
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
-import { allocatedAddress, byIP, holds, parseClusterIP, rangesOf, sortByAddress } from './ranges.ts';
+import { type Addr, allocatedAddress, byIP, holds, parseClusterIP, rangesOf, sortByAddress } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
@@ -117,6 +117,16 @@ const RECREATED = 'changed since the listing: re-created';
 /** `stoppedBy` when an interrupt (Ctrl-C) stopped `--fix`. */
 export const INTERRUPTED = 'interrupted (Ctrl-C)';
 
+/** A Service's ClusterIP as findProblems reads it once: `addr` and its IPAddress `name` undefined when it is no address. */
+interface ClusterIPRead {
+  /** The Service, "namespace/name". */
+  readonly key: string;
+  /** As the Service writes it. */
+  readonly ip: string;
+  readonly addr: Addr | undefined;
+  readonly name: string | undefined;
+}
+
 const isService = (p: ParentRef | null): p is ParentRef => p !== null && (p.group ?? '') === '' && p.resource === 'services';
 const serviceKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
@@ -137,11 +147,32 @@ export function findProblems(
     return times === undefined ? '' : `; the server listed it ${times === 2 ? 'twice' : `${times} times`}, read as the later item`;
   };
 
-  // Addresses a Service holds. Upstream's Service loop re-points an object of such an address to
-  // its Service in place (recreateIPAddress: delete and create at once); deleting it alone would
-  // free an address a Service uses until that loop runs, so --fix leaves those objects to it.
-  const heldByServices = new Set<string>();
-  for (const s of input.services) for (const name of heldNames(s)) heldByServices.add(name);
+  // Every ClusterIP read once, as the repair loop reads it, for both loops: `clusterIPs` in listing
+  // order for the Service loop, and `holders`, IPAddress name → the Services holding that address.
+  // Upstream's Service loop re-points an object of an address a Service holds to its Service in
+  // place (recreateIPAddress: delete and create at once); deleting it alone would free an address
+  // a Service uses until that loop runs, so --fix leaves those objects to it.
+  const clusterIPs: ClusterIPRead[] = [];
+  // one Service, or more as an array: nearly every address has one, and an array each is 10^5 objects more to collect
+  const holders = new Map<string, ServiceRecord | ServiceRecord[]>();
+  for (const svc of input.services) {
+    const key = serviceKey(svc.namespace, svc.name);
+    for (const ip of svc.clusterIPs) {
+      if (ip === '' || ip === 'None') continue;
+      const addr = parseClusterIP(ip);
+      const name = addr === undefined ? undefined : formatAddr(addr.version, addr.words);
+      clusterIPs.push({ key, ip, addr, name });
+      if (name === undefined) continue;
+      const held = holders.get(name);
+      if (held === undefined) holders.set(name, svc);
+      else if (Array.isArray(held)) held.push(svc);
+      else holders.set(name, [held, svc]);
+    }
+  }
+  const holdsName = (svc: ServiceRecord, name: string) => {
+    const held = holders.get(name);
+    return held === svc || (Array.isArray(held) && held.includes(svc));
+  };
 
   const pending: CheckReport['pending'] = [];
 
@@ -149,14 +180,14 @@ export function findProblems(
   const ipFindings: Finding[] = [];
   for (const r of ipAddresses) {
     if (r.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) continue;
-    const owner = ownerText(r);
-    const verdict = ipAddressVerdict(r, services.get(serviceKey(r.parentRef?.namespace, r.parentRef?.name ?? '')), options);
+    const verdict = ipAddressVerdict(r, services.get(serviceKey(r.parentRef?.namespace, r.parentRef?.name ?? '')), holdsName, options);
     if (verdict === undefined) continue;
+    const owner = ownerText(r);
     if (verdict.kind === 'pending') {
       pending.push({ ip: r.name, owner, ageSeconds: verdict.ageSeconds });
       continue;
     }
-    const held = heldByServices.has(r.name);
+    const held = holders.has(r.name);
     const deleting = beingDeleted(r);
     ipFindings.push({
       kind: verdict.kind,
@@ -179,103 +210,96 @@ export function findProblems(
   // IPAddress name → the first Service found holding it without an IPAddress: the repair loop
   // creates the object for one of them and then finds the address allocated twice for the others
   const missingFor = new Map<string, string>();
-  for (const svc of input.services) {
-    const key = serviceKey(svc.namespace, svc.name);
-    for (const ip of svc.clusterIPs) {
-      if (ip === '' || ip === 'None') continue;
-      const base = { ip, service: key, fix: null, markedForDeletion: null } as const;
-      const addr = parseClusterIP(ip);
-      if (addr === undefined) {
-        svcFindings.push({
-          ...base,
-          kind: 'invalid-cluster-ip',
-          owner: null,
-          message: `Service ${named(key)} has ClusterIP ${quoteText(cutMessage(ip))}, which is not an IP address; recreate the Service`,
-        });
-        continue;
-      }
-      if (!ranges.some((r) => holds(r, addr))) {
-        svcFindings.push({
-          ...base,
-          kind: 'out-of-range',
-          owner: null,
-          message: `ClusterIP ${named(ip)} of Service ${named(key)} is not within any ServiceCIDR; recreate the Service`,
-        });
-        continue;
-      }
-      const name = formatAddr(addr.version, addr.words);
-      const obj = find(name);
-      const first = obj === undefined ? missingFor.get(name) : undefined;
-      if (first !== undefined && first !== key) {
+  for (const { key, ip, addr, name } of clusterIPs) {
+    const base = { ip, service: key, fix: null, markedForDeletion: null } as const;
+    if (addr === undefined || name === undefined) {
+      svcFindings.push({
+        ...base,
+        kind: 'invalid-cluster-ip',
+        owner: null,
+        message: `Service ${named(key)} has ClusterIP ${quoteText(cutMessage(ip))}, which is not an IP address; recreate the Service`,
+      });
+      continue;
+    }
+    if (!ranges.some((r) => holds(r, addr))) {
+      svcFindings.push({
+        ...base,
+        kind: 'out-of-range',
+        owner: null,
+        message: `ClusterIP ${named(ip)} of Service ${named(key)} is not within any ServiceCIDR; recreate the Service`,
+      });
+      continue;
+    }
+    const obj = find(name);
+    const first = obj === undefined ? missingFor.get(name) : undefined;
+    if (first !== undefined && first !== key) {
+      svcFindings.push({
+        ...base,
+        kind: 'duplicate',
+        owner: null,
+        message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(first)}, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other`,
+      });
+      continue;
+    }
+    if (obj === undefined) {
+      missingFor.set(name, key);
+      svcFindings.push({
+        ...base,
+        kind: 'missing',
+        owner: null,
+        message: `ClusterIP ${named(ip)} of Service ${named(key)} has no IPAddress object; kube-apiserver's repair loop creates it`,
+      });
+      continue;
+    }
+    const ref = obj.parentRef;
+    if (!isService(ref)) {
+      svcFindings.push({
+        ...base,
+        kind: 'held-by-other',
+        owner: ownerText(obj),
+        markedForDeletion: deletionOf(obj),
+        message: `IPAddress ${name} for Service ${named(key)} references ${referenced(obj)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
+      });
+      continue;
+    }
+    if (serviceKey(ref.namespace, ref.name) !== key) {
+      const owner = ownerText(obj);
+      const other = services.get(serviceKey(ref.namespace, ref.name));
+      if (other !== undefined && holdsName(other, name)) {
         svcFindings.push({
           ...base,
           kind: 'duplicate',
-          owner: null,
-          message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(first)}, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other`,
+          owner,
+          markedForDeletion: deletionOf(obj),
+          message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them${deletionNote(obj)}${listedNote(name)}`,
         });
-        continue;
-      }
-      if (obj === undefined) {
-        missingFor.set(name, key);
-        svcFindings.push({
-          ...base,
-          kind: 'missing',
-          owner: null,
-          message: `ClusterIP ${named(ip)} of Service ${named(key)} has no IPAddress object; kube-apiserver's repair loop creates it`,
-        });
-        continue;
-      }
-      const owner = ownerText(obj);
-      const ref = obj.parentRef;
-      if (!isService(ref)) {
+      } else {
+        const why = other === undefined ? 'which does not exist' : 'which does not hold it';
         svcFindings.push({
           ...base,
           kind: 'held-by-other',
           owner,
           markedForDeletion: deletionOf(obj),
-          message: `IPAddress ${name} for Service ${named(key)} references ${referenced(obj)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
-        });
-        continue;
-      }
-      if (serviceKey(ref.namespace, ref.name) !== key) {
-        const other = services.get(serviceKey(ref.namespace, ref.name));
-        if (other !== undefined && heldNames(other).includes(name)) {
-          svcFindings.push({
-            ...base,
-            kind: 'duplicate',
-            owner,
-            markedForDeletion: deletionOf(obj),
-            message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them${deletionNote(obj)}${listedNote(name)}`,
-          });
-        } else {
-          const why = other === undefined ? 'which does not exist' : 'which does not hold it';
-          svcFindings.push({
-            ...base,
-            kind: 'held-by-other',
-            owner,
-            markedForDeletion: deletionOf(obj),
-            message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}${deletionNote(obj)}${listedNote(name)}`,
-          });
-        }
-        continue;
-      }
-      const family = addr.version === 4 ? 'IPv4' : 'IPv6';
-      const lacking = [
-        [LABEL_IP_FAMILY, family],
-        [LABEL_MANAGED_BY, CONTROLLER_NAME],
-      ]
-        .filter(([label, value]) => obj.labels[label!] !== value)
-        .map(([label, value]) => `${label}=${value}`);
-      if (lacking.length > 0) {
-        svcFindings.push({
-          ...base,
-          kind: 'bad-labels',
-          owner,
-          markedForDeletion: deletionOf(obj),
-          message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
+          message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}${deletionNote(obj)}${listedNote(name)}`,
         });
       }
+      continue;
     }
+    const family = addr.version === 4 ? 'IPv4' : 'IPv6';
+    if (obj.labels[LABEL_IP_FAMILY] === family && obj.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME) continue;
+    const lacking = [
+      [LABEL_IP_FAMILY, family],
+      [LABEL_MANAGED_BY, CONTROLLER_NAME],
+    ]
+      .filter(([label, value]) => obj.labels[label!] !== value)
+      .map(([label, value]) => `${label}=${value}`);
+    svcFindings.push({
+      ...base,
+      kind: 'bad-labels',
+      owner: ownerText(obj),
+      markedForDeletion: deletionOf(obj),
+      message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
+    });
   }
   // not push(...): each finding would be an argument, and 10^5 of them overflow the stack
   const findings = [...sortByAddress(ipFindings, byIP), ...sortByAddress(svcFindings, byIP)].map(inOrder);
@@ -335,13 +359,20 @@ type Verdict =
   | { kind: 'pending'; ageSeconds: number | null }
   | undefined;
 
-/** syncIPAddress for one managed IPAddress given its parent Service (undefined = not found). */
-function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined, options: { now: number; graceMs: number }): Verdict {
-  const ip = named(r.name);
+/**
+ * syncIPAddress for one managed IPAddress given its parent Service (undefined = not found);
+ * `holdsName(svc, name)`: whether the Service holds the address of the IPAddress named `name`.
+ * The texts of a message are made only for a finding: most objects have none.
+ */
+function ipAddressVerdict(
+  r: IPAddressRecord,
+  parent: ServiceRecord | undefined,
+  holdsName: (svc: ServiceRecord, name: string) => boolean,
+  options: { now: number; graceMs: number },
+): Verdict {
   if (!isService(r.parentRef)) {
-    return { kind: 'not-a-service', message: `IPAddress ${ip} references ${referenced(r)}, not a Service` };
+    return { kind: 'not-a-service', message: `IPAddress ${named(r.name)} references ${referenced(r)}, not a Service` };
   }
-  const owner = named(ownerText(r) ?? 'nothing');
   if (parent === undefined) {
     const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
     const ageMs = Number.isNaN(created) ? undefined : options.now - created;
@@ -349,17 +380,17 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
     if (ageMs !== undefined && ageMs > options.graceMs) {
       return {
         kind: 'orphan',
-        message: `IPAddress ${ip} belongs to Service ${owner}, which does not exist (created ${formatAge(ageMs)} ago)`,
+        message: `IPAddress ${named(r.name)} belongs to Service ${named(ownerText(r) ?? 'nothing')}, which does not exist (created ${formatAge(ageMs)} ago)`,
       };
     }
     return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
   }
-  if (!heldNames(parent).includes(r.name)) {
+  if (!holdsName(parent, r.name)) {
     // a name no ClusterIP's IPAddress has: said, as status lists it apart (allocatedAddress)
     const odd = allocatedAddress(r.name) === undefined ? '; its name is no address in canonical form: no allocation' : '';
     return {
       kind: 'wrong-reference',
-      message: `IPAddress ${ip} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.map(named).join(', ') || 'none'})${odd}`,
+      message: `IPAddress ${named(r.name)} belongs to Service ${named(ownerText(r) ?? 'nothing')}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.map(named).join(', ') || 'none'})${odd}`,
     };
   }
   return undefined;
@@ -425,7 +456,7 @@ export async function fix(
       const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
       const verdict =
         current.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME
-          ? ipAddressVerdict(current, parent, { now: options.now(), graceMs: options.graceMs })
+          ? ipAddressVerdict(current, parent, (svc, n) => heldNames(svc).includes(n), { now: options.now(), graceMs: options.graceMs })
           : undefined;
       if (verdict === undefined || verdict.kind === 'pending') {
         result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak', resolved: true });
