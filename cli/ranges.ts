@@ -63,8 +63,12 @@ export function allocatedAddressInto(name: string, words: Uint32Array): Family |
  * created before Kubernetes 1.20 may hold; anything else as parseAddress.
  */
 export function parseClusterIP(text: string): Addr | undefined {
+  // the strict reading first: a quad it accepts has no leading zero, so it reads the same; the
+  // sloppy one only for the rest, which nearly no ClusterIP is
+  const addr = parseAddress(text);
+  if (addr !== undefined) return addr;
   const quad = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
-  if (quad === null) return parseAddress(text);
+  if (quad === null) return undefined;
   const octets = quad.slice(1).map(Number);
   return octets.every((o) => o <= 255) ? parseAddress(octets.join('.')) : undefined;
 }
