@@ -18,6 +18,7 @@ import { parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError, rethrowLater } from './errors.ts';
 import { arrayLength, optionsObject, readElements, readMember, unboundCall } from './input.ts';
 import { formatCount, quoteInput, quoteText } from './quote.ts';
+import { SAME_THREAD } from './same-thread.ts';
 import { Prefix } from './geometry.ts';
 import { dns1123SubdomainProblems } from './label-rules.ts';
 import { checkWatcher } from './store.ts';
@@ -252,6 +253,9 @@ interface ServiceCIDREvent {
  * they were made, after the objects they change.
  */
 export class InMemoryServiceCIDRs implements ServiceCIDRSource {
+  /** Makes postMessage refuse the source, saying why (SAME_THREAD); first, so it is read first. */
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read by structuredClone, not by this code
+  private readonly sameThreadOnly = SAME_THREAD;
   /** name → object; Map order = creation order. */
   private readonly objects = new Map<string, ServiceCIDR>();
   /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */

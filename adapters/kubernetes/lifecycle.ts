@@ -13,6 +13,7 @@
 // the timers; nothing is left to await), hence Symbol.dispose and not asyncDispose.
 import { InvalidArgumentError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
+import { SAME_THREAD } from '../same-thread.ts';
 import { type CachedRecord, closedError, type Informer, type InformerStats, type WaitForSyncOptions } from './informer.ts';
 import type { InformerState } from './informer-state.ts';
 import type { ApiRequests } from './requests.ts';
@@ -27,6 +28,11 @@ export const INFORMER: unique symbol = Symbol('informer');
 export const REQUESTS: unique symbol = Symbol('requests');
 
 export abstract class InformerLifecycle<R extends CachedRecord> {
+  /**
+   * Makes postMessage refuse the store or source, saying why (SAME_THREAD): the first own field of
+   * each subclass's objects too (a base class's fields come first), so it is read first.
+   */
+  private readonly sameThreadOnly = SAME_THREAD;
   /** The informer this object owns (its `owner` names this object in errors). @internal */
   protected abstract readonly [INFORMER]: Informer<R>;
   /** The API requests this object makes (close() aborts those in flight). @internal */
