@@ -847,7 +847,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   }
   if (outFile !== undefined && snapshotFile !== undefined && sameFile(outFile, snapshotFile)) {
     throw new UsageError(
-      `--out ${outFile} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
+      `--out ${quoteText(outFile)} is the snapshot file it reads (--snapshot ${quoteText(snapshotFile)}): the SVG would replace it; write it elsewhere`,
     );
   }
   // before the listing, which takes a while on a large cluster, and is lost when the write fails
@@ -883,9 +883,9 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     // before any request: every file the kubeconfig was read from, --kubeconfig's or the default
     // ones ($KUBECONFIG's, ~/.kube/config), as the one loader found them
     const kubeconfig = outFile === undefined ? undefined : cluster.kubeconfigFiles.find((f) => sameFile(outFile, f.path));
-    if (kubeconfig !== undefined) {
+    if (outFile !== undefined && kubeconfig !== undefined) {
       throw new UsageError(
-        `--out ${outFile} is the kubeconfig it reads (${kubeconfig.said}): the SVG would replace it; write it elsewhere`,
+        `--out ${quoteText(outFile)} is the kubeconfig it reads (${kubeconfig.said}): the SVG would replace it; write it elsewhere`,
       );
     }
     rangeMap = emptyMap(prefix!);
@@ -924,7 +924,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;
   io.stdout.write(
-    `wrote ${outFile}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${counted(t.size, 'address', 'addresses')} allocated\n`,
+    `wrote ${quoteText(outFile)}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${counted(t.size, 'address', 'addresses')} allocated\n`,
   );
   return EXIT_CLEAN;
 }
@@ -969,11 +969,12 @@ function outProblem(out: string): string | undefined {
     }
   };
   const target = stat(out);
-  if (target !== undefined) return target.isDirectory() ? `--out ${out} is a folder: name the file to write the SVG to` : undefined;
+  if (target !== undefined)
+    return target.isDirectory() ? `--out ${quoteText(out)} is a folder: name the file to write the SVG to` : undefined;
   const folder = dirname(out);
   const parent = stat(folder);
-  if (parent === undefined) return `--out ${out}: the folder ${folder} does not exist`;
-  return parent.isDirectory() ? undefined : `--out ${out}: ${folder} is not a folder`;
+  if (parent === undefined) return `--out ${quoteText(out)}: the folder ${quoteText(folder)} does not exist`;
+  return parent.isDirectory() ? undefined : `--out ${quoteText(out)}: ${quoteText(folder)} is not a folder`;
 }
 
 /**

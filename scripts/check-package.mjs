@@ -495,7 +495,7 @@ step("the README's map example on the snapshot that ships with the package", () 
     ['map', '--snapshot', 'node_modules/ipallocator/docs/map-example.json', '--out', 'map.svg'],
     app,
   );
-  if (!/^wrote map\.svg: 10\.96\.0\.0\/16, /.test(out)) throw new Error(`unexpected output: ${out}`);
+  if (!/^wrote "map\.svg": 10\.96\.0\.0\/16, /.test(out)) throw new Error(`unexpected output: ${out}`);
   return out.trim();
 });
 

@@ -149,7 +149,7 @@ describe('ipallocator map', () => {
       const r = await cli(['map', '10.96.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      expect(r.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 40 of 254 addresses allocated\n`);
+      expect(r.stdout).toBe(`wrote ${JSON.stringify(out)}: 10.96.0.0/24, 256 cells of 1 address; 40 of 254 addresses allocated\n`);
       const svg = readFileSync(out, 'utf8');
       const at = classAt(svg, 8);
       const staticBand = calculateRangeOffset('10.96.0.0/24');
@@ -188,7 +188,7 @@ describe('ipallocator map', () => {
       const out = join(dir, 'listed-five-times.svg');
       const r = await cli(['map', '10.96.0.0/30', '--out', out, '--kubeconfig', c.kubeconfig]);
       expect(r).toMatchObject({ code: 0, stderr: '' });
-      expect(r.stdout).toBe(`wrote ${out}: 10.96.0.0/30, 4 cells of 1 address; 1 of 2 addresses allocated\n`);
+      expect(r.stdout).toBe(`wrote ${JSON.stringify(out)}: 10.96.0.0/30, 4 cells of 1 address; 1 of 2 addresses allocated\n`);
       expect(classAt(readFileSync(out, 'utf8'), 2).get(pos(2, 1))).toMatch(/-5$/);
     });
 
@@ -203,7 +203,7 @@ describe('ipallocator map', () => {
       const r = await cli(['map', '10.200.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
       expect(r).toEqual({
         code: 0,
-        stdout: `wrote ${out}: 10.200.0.0/24, 256 cells of 1 address; 1 of 254 addresses allocated\n`,
+        stdout: `wrote ${JSON.stringify(out)}: 10.200.0.0/24, 256 cells of 1 address; 1 of 254 addresses allocated\n`,
         stderr:
           'ipallocator: note: 10.200.0.0/24 is in no ServiceCIDR of context "double" (kubernetes: 10.96.0.0/24, fd00:10:96::/112): ' +
           'no Service is given a ClusterIP from it\n',
@@ -229,7 +229,7 @@ describe('ipallocator map', () => {
       expect(denied.stderr).toMatch(
         /^ipallocator: note: cannot tell whether 10\.96\.0\.0\/24 is in a ServiceCIDR: permission denied: context "double" may not list servicecidrs [^\n]*\n$/,
       );
-      expect(denied.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 0 of 254 addresses allocated\n`);
+      expect(denied.stdout).toBe(`wrote ${JSON.stringify(out)}: 10.96.0.0/24, 256 cells of 1 address; 0 of 254 addresses allocated\n`);
     });
 
     it('draws the map when the ServiceCIDR listing fails for another reason (a malformed listing), saying it could not tell and why', async () => {
@@ -247,7 +247,7 @@ describe('ipallocator map', () => {
       expect(malformed.stderr).toMatch(
         /^ipallocator: note: cannot tell whether 10\.96\.0\.0\/24 is in a ServiceCIDR: [^\n]* answered list servicecidrs[^\n]* with a malformed body: [^\n]+\n$/,
       );
-      expect(malformed.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 1 of 254 addresses allocated\n`);
+      expect(malformed.stdout).toBe(`wrote ${JSON.stringify(out)}: 10.96.0.0/24, 256 cells of 1 address; 1 of 254 addresses allocated\n`);
     });
 
     it('says "1 of 1 address" for a range of one address', async () => {
@@ -257,7 +257,7 @@ describe('ipallocator map', () => {
       const out = join(dir, 'one-address.svg');
       const r = await cli(['map', 'fd00::/127', '--out', out, '--kubeconfig', c.kubeconfig]);
       expect(r).toMatchObject({ code: 0, stderr: '' });
-      expect(r.stdout).toBe(`wrote ${out}: fd00::/127, 2 cells of 1 address; 1 of 1 address allocated\n`);
+      expect(r.stdout).toBe(`wrote ${JSON.stringify(out)}: fd00::/127, 2 cells of 1 address; 1 of 1 address allocated\n`);
     });
 
     it("names the context in the SVG as status does: in quotes, as Go's %q, when it would not read as itself", async () => {
@@ -296,7 +296,7 @@ describe('ipallocator map', () => {
         expect(r).toEqual({
           code: 2,
           stdout: '',
-          stderr: `ipallocator: --out ${out} is the kubeconfig it reads (--kubeconfig ${c.kubeconfig}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+          stderr: `ipallocator: --out ${JSON.stringify(out)} is the kubeconfig it reads (--kubeconfig ${c.kubeconfig}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
         });
         expect(readFileSync(c.kubeconfig, 'utf8')).toBe(before);
       }
@@ -311,9 +311,17 @@ describe('ipallocator map', () => {
       const file = join(dir, 'plain-file');
       writeFileSync(file, 'x');
       for (const [out, said] of [
-        [dir, `--out ${dir} is a folder: name the file to write the SVG to`],
-        [join(dir, 'no-such', 'x.svg'), `--out ${join(dir, 'no-such', 'x.svg')}: the folder ${join(dir, 'no-such')} does not exist`],
-        [join(file, 'x.svg'), `--out ${join(file, 'x.svg')}: ${file} is not a folder`],
+        [dir, `--out ${JSON.stringify(dir)} is a folder: name the file to write the SVG to`],
+        [
+          join(dir, 'no-such', 'x.svg'),
+          `--out ${JSON.stringify(join(dir, 'no-such', 'x.svg'))}: the folder ${JSON.stringify(join(dir, 'no-such'))} does not exist`,
+        ],
+        // quoted as Go's %q: a line break in a path does not break the message in two
+        [
+          join(dir, 'no\nsuch', 'x.svg'),
+          `--out ${JSON.stringify(join(dir, 'no\nsuch', 'x.svg'))}: the folder ${JSON.stringify(join(dir, 'no\nsuch'))} does not exist`,
+        ],
+        [join(file, 'x.svg'), `--out ${JSON.stringify(join(file, 'x.svg'))}: ${JSON.stringify(file)} is not a folder`],
       ] as const) {
         const r = await cli(['map', '10.96.0.0/30', '--kubeconfig', c.kubeconfig, '--out', out]);
         expect(r).toEqual({ code: 2, stdout: '', stderr: `ipallocator: ${said}\nRun 'ipallocator map --help' for usage.\n` });
@@ -346,7 +354,7 @@ describe('ipallocator map', () => {
           expect(r).toEqual({
             code: 2,
             stdout: '',
-            stderr: `ipallocator: --out ${out} is the kubeconfig it reads (${said}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+            stderr: `ipallocator: --out ${JSON.stringify(out)} is the kubeconfig it reads (${said}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
           });
           expect(readFileSync(out, 'utf8')).toBe(before);
         }
@@ -432,7 +440,7 @@ describe('ipallocator map', () => {
         const r = await cli(['map', '--snapshot', file, '--out', named]);
         expect(r).toEqual({
           code: 0,
-          stdout: `wrote ${named}: 10.0.0.0/28, 16 cells of 1 address; 5 of 14 addresses allocated\n`,
+          stdout: `wrote ${JSON.stringify(named)}: 10.0.0.0/28, 16 cells of 1 address; 5 of 14 addresses allocated\n`,
           stderr: '',
         });
         expect(readFileSync(named, 'utf8')).toBe(piped.stdout);
@@ -461,7 +469,7 @@ describe('ipallocator map', () => {
       const out = join(dir, 'stdin28.svg');
       expect(await cli(['map', '--snapshot', '-', '--out', out], { stdin: text })).toEqual({
         code: 0,
-        stdout: `wrote ${out}: 10.0.0.0/28, 16 cells of 1 address; 5 of 14 addresses allocated\n`,
+        stdout: `wrote ${JSON.stringify(out)}: 10.0.0.0/28, 16 cells of 1 address; 5 of 14 addresses allocated\n`,
         stderr: '',
       });
       expect(await cli(['map', '10.0.0.0/28', '--snapshot', '-', '--out', out], { stdin: text })).toMatchObject({ code: 0 });
@@ -573,7 +581,7 @@ describe('ipallocator map', () => {
         expect(r).toEqual({
           code: 2,
           stdout: '',
-          stderr: `ipallocator: --out ${out} is the snapshot file it reads (--snapshot ${file}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+          stderr: `ipallocator: --out ${JSON.stringify(out)} is the snapshot file it reads (--snapshot ${JSON.stringify(file)}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
         });
         expect(readFileSync(file, 'utf8')).toBe(before);
       }
