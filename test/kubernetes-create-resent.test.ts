@@ -7,7 +7,7 @@
 // Service or the same one; one without that mark) stays a collision. Real HTTP against the
 // API-server double, which records managedFields as kube-apiserver does.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError, ErrAllocated, ErrDestroyed } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
@@ -100,6 +100,17 @@ describe('a create committed but answered with a ServerTimeout, sent again and a
       spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } }, // omitempty: no group ""
     });
   });
+
+  it("the read-back failing: the outcome is unknown (the object may be its first send's), not a collision", async () => {
+    const s = store();
+    d.timeOutAfterCommit('create');
+    d.failNext('get', 1, 503);
+    const err = await outcome(s.create(record('10.0.0.1')));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err).not.toBeInstanceOf(AlreadyExistsError);
+    expect((err as Error).message).toContain('reading it back failed');
+    expect(d.requestsOf('get').length).toBe(1);
+  });
 });
 
 describe('another object of that name stays a collision', () => {
@@ -158,14 +169,6 @@ describe('another object of that name stays a collision', () => {
     d.modify('10.0.0.1', (o) => void (o.metadata.finalizers = ['example.com/hold']));
     d.remove('10.0.0.1'); // held by the finalizer: marked for deletion
     expect(await creating).toBeInstanceOf(AlreadyExistsError);
-  });
-
-  it('the read-back failing: the 409 stands (AlreadyExistsError)', async () => {
-    const s = store();
-    d.timeOutAfterCommit('create');
-    d.failNext('get', 1, 503);
-    expect(await outcome(s.create(record('10.0.0.1')))).toBeInstanceOf(AlreadyExistsError);
-    expect(d.requestsOf('get').length).toBe(1);
   });
 
   it('close() while the object is read back: ErrDestroyed, as for every call in flight', async () => {
