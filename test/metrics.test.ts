@@ -8,6 +8,8 @@
 // registry with their range (destroyed, removed from a MetaAllocator, moved to another registry).
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { Counter, Gauge, Histogram, Registry, register as defaultRegistry } from 'prom-client';
+import * as promClient15 from 'prom-client';
+import * as promClient14 from 'prom-client-14';
 import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
@@ -17,7 +19,7 @@ import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { AllocatorOptions } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, InvalidArgumentError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, InvalidAddressError, InvalidArgumentError } from '../adapters/errors.ts';
 import { quoteInput } from '../adapters/quote.ts';
 import {
   DEF_BUCKETS,
@@ -27,6 +29,7 @@ import {
   METRIC_DURATION,
   METRIC_ERRORS,
   NULL_RECORDER,
+  type PromClient,
   recorderFor,
   registerMetrics,
 } from '../adapters/metrics.ts';
@@ -1073,73 +1076,111 @@ describe('the gauges read used() and free() as the last set left them', () => {
   });
 });
 
-// What a scrape reads after a known sequence, the clock made to step by known amounts: the text
-// prom-client serves, line for line, for every allocator that observes the histogram. However the
-// allocation path records (at once, or kept until a read), a scrape must read exactly this.
-describe('what a scrape reads after a known sequence', () => {
-  const CIDR = '10.3.0.0/29';
-  /** performance.now() answers these (ms) in turn: each allocation reads it at its start and end. */
-  function steppedClock(times: number[]) {
-    let i = 0;
-    return vi.spyOn(performance, 'now').mockImplementation(() => {
-      if (i >= times.length) throw new Error(`the clock was read more than the ${times.length} times expected`);
-      return times[i++]!;
-    });
-  }
-  /** The lines of `registry`'s text about metric `name`, its # HELP and # TYPE left out. */
-  async function lines(registry: Registry, name: string): Promise<string[]> {
-    return (await registry.metrics()).split('\n').filter((l) => l.startsWith(name));
-  }
-  const bucketLines = (counts: number[], inf: number) => [
-    ...DEF_BUCKETS.map((le, i) => `${METRIC_DURATION}_bucket{le="${le}",cidr="${CIDR}"} ${counts[i]}`),
-    `${METRIC_DURATION}_bucket{le="+Inf",cidr="${CIDR}"} ${inf}`,
-  ];
+/** A prom-client module: the classes the metrics are made with, and its Registry. */
+type PromClientCopy = PromClient & { readonly Registry: new () => unknown };
 
-  it.each(IMPLS)(
-    '%s: the histogram, counters and gauges after allocations, a scrape, more allocations and a failure',
-    async (_name, impl) => {
-      const registry = new Registry();
-      const a = impl(CIDR, { store: new MemoryStore(), random: seededRandom(9), metrics: registry });
-      // each allocation's duration in ms (5: on the 0.005 s bound, counted in it); their sum in
-      // seconds, one observe after another, is not the first scrape's sum plus the rest's (rounding)
-      const ms = [3, 5, 12000, 7, 13, 200];
-      const clock = steppedClock(ms.flatMap((d, i) => [1000 * (i + 1), 1000 * (i + 1) + d]));
-      const seconds = (from: number, to: number) => ms.slice(from, to).reduce((sum, d) => sum + d / 1000, 0);
-      try {
-        await a.allocate('10.3.0.1');
-        await a.allocateNext();
-        await a.allocateNext();
-        expect(await lines(registry, METRIC_DURATION)).toEqual([
-          ...bucketLines([2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2], 3),
-          `${METRIC_DURATION}_sum{cidr="${CIDR}"} ${seconds(0, 3)}`,
-          `${METRIC_DURATION}_count{cidr="${CIDR}"} 3`,
-        ]);
-        await a.allocateNext();
-        await a.release('10.3.0.1');
-        expect(await settle(a.allocate('10.9.9.9'))).toBeInstanceOf(ErrNotInRange); // no clock read
-        await a.allocate('10.3.0.1');
-        await a.allocateNext();
-        expect(clock).toHaveBeenCalledTimes(12);
-        expect([seconds(0, 6), seconds(0, 3) + seconds(3, 6)]).toEqual([12.227999999999998, 12.228]);
-        expect(await lines(registry, METRIC_DURATION)).toEqual([
-          ...bucketLines([2, 3, 4, 4, 4, 5, 5, 5, 5, 5, 5], 6),
-          `${METRIC_DURATION}_sum{cidr="${CIDR}"} ${seconds(0, 6)}`,
-          `${METRIC_DURATION}_count{cidr="${CIDR}"} 6`,
-        ]);
-      } finally {
-        clock.mockRestore();
-      }
-      const counted = [METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS];
-      expect(
-        (await lines(registry, 'kube_apiserver_clusterip_allocator_')).filter((l) => counted.some((n) => l.startsWith(`${n}{`))),
-      ).toEqual([
-        `${METRIC_ALLOCATED_IPS}{cidr="${CIDR}"} 5`,
-        `${METRIC_AVAILABLE_IPS}{cidr="${CIDR}"} 1`,
-        `${METRIC_ALLOCATIONS}{cidr="${CIDR}",scope="static"} 2`,
-        `${METRIC_ALLOCATIONS}{cidr="${CIDR}",scope="dynamic"} 4`,
-        `${METRIC_ERRORS}{cidr="${CIDR}",scope="static"} 1`,
+// What a scrape reads after a known sequence, the clock made to step by known amounts: the text
+// prom-client serves, line for line, for every allocator that observes the histogram, with each
+// prom-client major the package takes (14.x, 15.x: the dev dependency prom-client-14 is 14.2.0).
+// The histogram made here writes its batches into prom-client's own series when it is read; a
+// scrape must read exactly this: what one observe() after another would have left.
+describe.each([
+  ['prom-client 15', promClient15 as PromClientCopy, 'kept until read'],
+  ['prom-client 14', promClient14 as unknown as PromClientCopy, 'kept until read'],
+] as [string, PromClientCopy, 'kept until read' | 'observed at once'][])(
+  'what a scrape reads after a known sequence, %s',
+  (_copy, promClient, recording) => {
+    const CIDR = '10.3.0.0/29';
+    /** performance.now() answers these (ms) in turn: each allocation reads it at its start and end. */
+    function steppedClock(times: number[]) {
+      let i = 0;
+      return vi.spyOn(performance, 'now').mockImplementation(() => {
+        if (i >= times.length) throw new Error(`the clock was read more than the ${times.length} times expected`);
+        return times[i++]!;
+      });
+    }
+    /** The lines of `registry`'s text about metric `name`, its # HELP and # TYPE left out. */
+    async function lines(registry: Registry, name: string): Promise<string[]> {
+      return (await registry.metrics()).split('\n').filter((l) => l.startsWith(name));
+    }
+    const bucketLines = (counts: number[], inf: number) => [
+      ...DEF_BUCKETS.map((le, i) => `${METRIC_DURATION}_bucket{le="${le}",cidr="${CIDR}"} ${counts[i]}`),
+      `${METRIC_DURATION}_bucket{le="+Inf",cidr="${CIDR}"} ${inf}`,
+    ];
+    /** The package loaded afresh, its metrics made with this prom-client's classes. */
+    async function fresh() {
+      vi.resetModules();
+      const metrics = await import('../adapters/metrics.ts');
+      metrics.usePromClient(promClient);
+      const [{ Allocator }, { ReferenceAllocator }, { MemoryStore }, { ErrNotInRange }] = await Promise.all([
+        import('../adapters/allocator.ts'),
+        import('../adapters/reference-allocator.ts'),
+        import('../adapters/memory-store.ts'),
+        import('../adapters/errors.ts'),
       ]);
-      a.destroy();
-    },
-  );
-});
+      const impls: Record<string, Factory> = {
+        ReferenceAllocator: (cidr, o) => new ReferenceAllocator(cidr, o),
+        Allocator: (cidr, o) => Allocator.create(cidr, o),
+      };
+      return { impls, MemoryStore, ErrNotInRange, registerMetrics: metrics.registerMetrics };
+    }
+
+    it.each(IMPLS.map(([name]) => name))(
+      '%s: the histogram, counters and gauges after allocations, a scrape, more allocations and a failure',
+      async (name) => {
+        const { impls, MemoryStore, ErrNotInRange, registerMetrics } = await fresh();
+        const registry = new promClient.Registry() as Registry;
+        // the histogram's own observe() calls, as the recorder makes them
+        const { duration } = registerMetrics(registry);
+        let observed = 0;
+        const observe = duration.observe.bind(duration);
+        duration.observe = ((...args: Parameters<typeof observe>) => {
+          observed++;
+          observe(...args);
+        }) as typeof duration.observe;
+        const a = impls[name]!(CIDR, { store: new MemoryStore(), random: seededRandom(9), metrics: registry });
+        // each allocation's duration in ms (5: on the 0.005 s bound, counted in it); their sum in
+        // seconds, one observe after another, is not the first scrape's sum plus the rest's (rounding)
+        const ms = [3, 5, 12000, 7, 13, 200];
+        const clock = steppedClock(ms.flatMap((d, i) => [1000 * (i + 1), 1000 * (i + 1) + d]));
+        const seconds = (from: number, to: number) => ms.slice(from, to).reduce((sum, d) => sum + d / 1000, 0);
+        try {
+          await a.allocate('10.3.0.1');
+          await a.allocateNext();
+          await a.allocateNext();
+          expect(await lines(registry, METRIC_DURATION)).toEqual([
+            ...bucketLines([2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2], 3),
+            `${METRIC_DURATION}_sum{cidr="${CIDR}"} ${seconds(0, 3)}`,
+            `${METRIC_DURATION}_count{cidr="${CIDR}"} 3`,
+          ]);
+          await a.allocateNext();
+          await a.release('10.3.0.1');
+          expect(await settle(a.allocate('10.9.9.9'))).toBeInstanceOf(ErrNotInRange); // no clock read
+          await a.allocate('10.3.0.1');
+          await a.allocateNext();
+          expect(clock).toHaveBeenCalledTimes(12);
+          expect([seconds(0, 6), seconds(0, 3) + seconds(3, 6)]).toEqual([12.227999999999998, 12.228]);
+          expect(await lines(registry, METRIC_DURATION)).toEqual([
+            ...bucketLines([2, 3, 4, 4, 4, 5, 5, 5, 5, 5, 5], 6),
+            `${METRIC_DURATION}_sum{cidr="${CIDR}"} ${seconds(0, 6)}`,
+            `${METRIC_DURATION}_count{cidr="${CIDR}"} 6`,
+          ]);
+        } finally {
+          clock.mockRestore();
+        }
+        expect(observed).toBe(recording === 'observed at once' ? 6 : 0);
+        const counted = [METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS];
+        expect(
+          (await lines(registry, 'kube_apiserver_clusterip_allocator_')).filter((l) => counted.some((n) => l.startsWith(`${n}{`))),
+        ).toEqual([
+          `${METRIC_ALLOCATED_IPS}{cidr="${CIDR}"} 5`,
+          `${METRIC_AVAILABLE_IPS}{cidr="${CIDR}"} 1`,
+          `${METRIC_ALLOCATIONS}{cidr="${CIDR}",scope="static"} 2`,
+          `${METRIC_ALLOCATIONS}{cidr="${CIDR}",scope="dynamic"} 4`,
+          `${METRIC_ERRORS}{cidr="${CIDR}",scope="static"} 1`,
+        ]);
+        a.destroy();
+      },
+    );
+  },
+);
