@@ -413,6 +413,7 @@ interface HistogramInside {
   hashMap?: Record<string, HistogramSeries>;
   upperBounds?: readonly number[];
   zero(labels: { cidr: string }): void;
+  remove(labels: { cidr: string }): void;
 }
 
 /** The observations of one cidr since they were last written. */
@@ -443,19 +444,43 @@ class Tally {
  */
 class PendingHistogram implements CidrHistogram {
   private readonly tallies = new Map<string, Tally>();
+  /**
+   * Whether prom-client keeps this histogram's series as flush writes them (14.x and 15.x do):
+   * found out once, as it is made. When not, the recorder observes it at once instead.
+   */
+  readonly fits: boolean;
   /** `own`: the histogram's methods as prom-client made them (see writtenThrough). */
-  constructor(private readonly own: Histogram<'cidr'> & HistogramInside) {}
+  constructor(private readonly own: Histogram<'cidr'> & HistogramInside) {
+    this.fits = PendingHistogram.laidOutAsKnown(own);
+  }
 
-  /** Whether prom-client keeps `histogram`'s series as this writes them (14.x and 15.x do). */
-  static fits(histogram: object): boolean {
-    const inside = histogram as Partial<HistogramInside>;
-    return (
-      typeof inside.hashMap === 'object' &&
-      inside.hashMap !== null &&
-      typeof inside.zero === 'function' &&
-      Array.isArray(inside.upperBounds) &&
-      inside.upperBounds.join() === DEF_BUCKETS.join()
-    );
+  /**
+   * Whether `histogram`, just made and holding no series, keeps them as prom-client 14.x and 15.x
+   * do: its bounds are DEF_BUCKETS, and zero() of a series puts into `hashMap`, a plain object, one
+   * entry holding the series' labels, a count of 0 by each bound, sum 0 and count 0, which remove()
+   * takes out again. Anything else (a Map, other fields, a method that throws) is not known.
+   */
+  private static laidOutAsKnown(histogram: HistogramInside): boolean {
+    const empty = (map: unknown): boolean =>
+      typeof map === 'object' && map !== null && Object.getPrototypeOf(map) === Object.prototype && Object.keys(map).length === 0;
+    if (!Array.isArray(histogram.upperBounds) || histogram.upperBounds.join() !== DEF_BUCKETS.join() || !empty(histogram.hashMap))
+      return false;
+    const probe = { cidr: 'layout probe' };
+    try {
+      histogram.zero(probe);
+      const series = Object.values(histogram.hashMap!);
+      const s = series[0];
+      const fits =
+        series.length === 1 &&
+        s?.labels?.cidr === probe.cidr &&
+        s.sum === 0 &&
+        s.count === 0 &&
+        DEF_BUCKETS.every((bound) => s.bucketValues?.[bound] === 0);
+      histogram.remove(probe);
+      return fits && empty(histogram.hashMap);
+    } catch {
+      return false; // not a histogram this knows: it is observed at once
+    }
   }
 
   observe(cidr: string, seconds: number): void {
@@ -537,7 +562,7 @@ function counterWriter(counter: Counter<'cidr' | 'scope'>): ScopedCounter {
 /** The writer of `histogram`: its PendingHistogram when made here, else one that observes at once. */
 function histogramWriter(histogram: Histogram<'cidr'>): CidrHistogram {
   const made = pending.get(histogram);
-  if (made instanceof PendingHistogram && PendingHistogram.fits(histogram)) return made;
+  if (made instanceof PendingHistogram && made.fits) return made;
   return { observe: (cidr, seconds) => histogram.observe({ cidr }, seconds) };
 }
 

@@ -1079,14 +1079,96 @@ describe('the gauges read used() and free() as the last set left them', () => {
 /** A prom-client module: the classes the metrics are made with, and its Registry. */
 type PromClientCopy = PromClient & { readonly Registry: new () => unknown };
 
+/**
+ * A histogram whose inside is not prom-client 14's or 15's, as a later prom-client's might be: it
+ * keeps its series in a Map, where those keep them in an object (`hashMap`). Everything else is a
+ * prom-client 15 Histogram's, which it holds: what it reads is what that one's observe() made.
+ */
+class MapHistogram {
+  readonly type = 'histogram';
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly upperBounds: readonly number[];
+  readonly collect: (() => unknown) | undefined;
+  private readonly inner: Histogram<string>;
+
+  constructor(config: ConstructorParameters<typeof Histogram<string>>[0]) {
+    this.inner = new Histogram({ ...config, registers: [], collect: undefined });
+    this.name = config.name;
+    this.help = config.help;
+    this.labelNames = config.labelNames ?? [];
+    this.upperBounds = (this.inner as unknown as { upperBounds: readonly number[] }).upperBounds;
+    this.collect = config.collect as (() => unknown) | undefined;
+    for (const registry of config.registers ?? []) registry.registerMetric(this as unknown as Histogram<string>);
+  }
+
+  get hashMap(): unknown {
+    return this.seriesAs((this.inner as unknown as { hashMap: Record<string, HistogramSeries> }).hashMap);
+  }
+  /** Its series as it shows them: prom-client's, in a Map. */
+  protected seriesAs(series: Record<string, HistogramSeries>): unknown {
+    return new Map(Object.entries(series));
+  }
+
+  observe(labels: Record<string, string>, value: number): void {
+    this.inner.observe(labels, value);
+  }
+  zero(labels: Record<string, string>): void {
+    this.inner.zero(labels);
+  }
+  remove(...args: Parameters<Histogram<string>['remove']>): void {
+    this.inner.remove(...(args as [Record<string, string>]));
+  }
+  reset(): void {
+    this.inner.reset();
+  }
+  labels(...values: string[]) {
+    return this.inner.labels(...values);
+  }
+  async get() {
+    await this.collect?.();
+    return this.inner.get();
+  }
+}
+
+interface HistogramSeries {
+  labels: Record<string, string>;
+  bucketValues: Record<number, number>;
+  sum: number;
+  count: number;
+}
+
+/** A histogram keeping its series in an object, as prom-client does, but each one's buckets in an array. */
+class ArrayBucketsHistogram extends MapHistogram {
+  protected override seriesAs(series: Record<string, HistogramSeries>): unknown {
+    const shown: Record<string, unknown> = {};
+    for (const [hash, { labels, bucketValues, sum, count }] of Object.entries(series))
+      shown[hash] = { labels, buckets: Object.values(bucketValues), sum, count };
+    return shown;
+  }
+}
+
 // What a scrape reads after a known sequence, the clock made to step by known amounts: the text
 // prom-client serves, line for line, for every allocator that observes the histogram, with each
-// prom-client major the package takes (14.x, 15.x: the dev dependency prom-client-14 is 14.2.0).
-// The histogram made here writes its batches into prom-client's own series when it is read; a
-// scrape must read exactly this: what one observe() after another would have left.
+// prom-client major the package takes (14.x, 15.x: the dev dependency prom-client-14 is 14.2.0) and
+// with a histogram whose inside is neither's. The histogram made here writes its batches into
+// prom-client's own series when it is read, once it found them laid out as 14.x and 15.x lay them
+// out; any other histogram is observed at once. Either way a scrape must read exactly this: what
+// one observe() after another would have left.
 describe.each([
   ['prom-client 15', promClient15 as PromClientCopy, 'kept until read'],
   ['prom-client 14', promClient14 as unknown as PromClientCopy, 'kept until read'],
+  [
+    'a histogram keeping its series in a Map',
+    { ...promClient15, Histogram: MapHistogram } as unknown as PromClientCopy,
+    'observed at once',
+  ],
+  [
+    'a histogram keeping its buckets in an array',
+    { ...promClient15, Histogram: ArrayBucketsHistogram } as unknown as PromClientCopy,
+    'observed at once',
+  ],
 ] as [string, PromClientCopy, 'kept until read' | 'observed at once'][])(
   'what a scrape reads after a known sequence, %s',
   (_copy, promClient, recording) => {
