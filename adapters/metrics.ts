@@ -147,8 +147,13 @@ export interface GaugeSource {
   readonly size: bigint;
 }
 
-/** The free() methods registered by sizeLessUsed. */
-const SIZE_LESS_USED = new WeakSet<object>();
+/**
+ * The mark sizeLessUsed puts on a free() method, read at each allocation from whatever free() the
+ * allocator has then (an instance may be given its own): a property of the function, since
+ * looking it up in a WeakSet cost ≈ 10 ns more per allocation.
+ */
+const SIZE_LESS_USED: unique symbol = Symbol('sizeLessUsed');
+type MarkedFree = (() => bigint) & { [SIZE_LESS_USED]?: true };
 
 /**
  * Says that `free`, a class's own free method, answers `size − used()` (0 when used() is above
@@ -159,7 +164,7 @@ const SIZE_LESS_USED = new WeakSet<object>();
  * @internal
  */
 export function sizeLessUsed(free: () => bigint): void {
-  SIZE_LESS_USED.add(free);
+  (free as MarkedFree)[SIZE_LESS_USED] = true;
 }
 
 /** The calls an allocator makes; all are no-ops in NULL_RECORDER. @internal */
@@ -281,7 +286,7 @@ class GaugeValues implements CidrGauges {
     const used = source.used();
     let size: bigint | undefined;
     let available = 0;
-    if (SIZE_LESS_USED.has(source.free)) size = source.size;
+    if ((source.free as MarkedFree)[SIZE_LESS_USED] === true) size = source.size;
     else available = Number(source.free());
     let entry = this.entries.get(cidr);
     if (entry === undefined) this.entries.set(cidr, (entry = new GaugeEntry()));
