@@ -656,6 +656,11 @@ class PromRecorder implements MetricsRecorder {
     this.gaugeValues.remove(cidr);
   }
 
+  // The two clock reads are most of what metrics cost an allocator (≈ 45 ns each in Node, ≈ 95 in
+  // Deno), and no other clock does better in both: process.hrtime() is a little cheaper in Node
+  // and dearer in Deno, process.hrtime.bigint() dearer in both, and Date.now() counts whole
+  // milliseconds, too coarse beside the first bucket's 5 ms and for the sum. One read per call,
+  // the last call's end taken as the next one's start, would count the time between calls.
   start(): number {
     return performance.now();
   }
