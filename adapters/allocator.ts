@@ -44,6 +44,7 @@ import {
   nextTurn,
   recordAnswer,
   BEING_DESTROYED,
+  CHECK_ALLOCATE,
   STOP_SEARCHES,
   type Store,
   type IPAddressRecord,
@@ -797,6 +798,18 @@ export class Allocator implements IPAllocator, Disposable {
   checkAllocate(ip: string): void {
     if (!this.isReady()) throw this.notReady();
     this.parseInRange(ip, this.words, true);
+  }
+
+  /**
+   * What allocate(ip) checks before its store call, in its order — not from inside its strategy,
+   * ready, the address's text, in [first, last] — thrown as allocate throws it (an ErrNotInRange counted); nothing is reserved.
+   * Nothing is checked when allocate is overridden. See CHECK_ALLOCATE. @internal for DualStackAllocator
+   */
+  [CHECK_ALLOCATE](ip: string): void {
+    if (this.allocate !== Allocator.prototype.allocate) return;
+    this.taken.refuseInsideStrategy();
+    if (!this.isReady()) throw this.notReady();
+    this.parseInRange(ip, this.words, false);
   }
 
   /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). @internal for DryRunAllocator */

@@ -3,6 +3,7 @@
 // (allocate every family, release what was taken when a later family fails).
 //
 //   allocate(['2001:db8::17', '10.0.0.5'], owner)   the caller's order (Service.spec.ipFamilies)
+//     0. both checked as allocate would (ready, in range): one refused fails here, nothing written
 //     1. ipv4.allocate(10.0.0.5, owner)             IPv4 taken first, whatever the caller's order
 //     2. ipv6.allocate(2001:db8::17, owner) → ErrAllocated
 //     3. ipv4.release(10.0.0.5)                     roll back, then rethrow ErrAllocated unchanged
@@ -22,7 +23,7 @@ import { arrayLength, checkIPFamily, didYouMean, optionsObject, readElements, re
 import { quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
-import { type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store, type ParentRef } from './store.ts';
+import { CHECK_ALLOCATE, type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store, type ParentRef } from './store.ts';
 import { type IPAllocator, type IPFamily, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
@@ -282,10 +283,14 @@ export class DualStackAllocator {
    * Reserves the given addresses (at most one per family) and returns them in the given order, in
    * canonical text (`::FFFF:10.0.0.2` → `10.0.0.2`, `2001:DB8:0:0:0:0:0:A` → `2001:db8::a`). The
    * IPv4 address is reserved first whatever the given order, so two calls for the same addresses
-   * in opposite orders do not both fail: one gets both, the other ErrAllocated. If one fails, the
-   * ones already reserved are released and its error is rethrown unchanged (ErrAllocated,
-   * ErrNotInRange, ErrMismatchedNetwork, …; when both would fail, IPv4's, as the other is not
-   * tried). Malformed text: InvalidAddressError before anything is reserved.
+   * in opposite orders do not both fail: one gets both, the other ErrAllocated. Before anything
+   * is reserved, each address is checked as its allocator's allocate checks it before writing
+   * (every allocator of this package: ready, and in its range — any of a MetaAllocator's), so an
+   * address either one refuses (ErrNotInRange, ErrMismatchedNetwork, ErrNotReady; malformed
+   * text: InvalidAddressError) fails the call with that error, IPv4's first, and the store sees
+   * no create. If a reservation fails (ErrAllocated, a store error, or any error of an allocator
+   * of your own, which is not checked first), the ones already reserved are released and its
+   * error is rethrown unchanged (when both would fail, IPv4's, as the other is not tried).
    */
   allocate(this: object, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs>;
   async allocate(this: DualStackAllocator, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs> {
@@ -296,6 +301,9 @@ export class DualStackAllocator {
     const taking = ipv4First(families, families);
     const addresses = ipv4First(families, canonical);
     const allocators = taking.map((f) => this.allocator(f));
+    // each address as its allocator's allocate would check it before its store call: one that
+    // either refuses fails the call before the other's record is created (and then deleted)
+    for (let i = 0; i < addresses.length; i++) checkAllocate(allocators[i]!, addresses[i]!);
     this.state.inFlight++;
     try {
       const done: string[] = [];
@@ -523,6 +531,16 @@ function stopSearches(allocator: IPAllocator): void {
   } catch {
     // as destroyQuietly: nothing to tell, and the allocator is destroyed once its call ends
   }
+}
+
+/**
+ * Throws what `allocator.allocate(ip)` would throw before its store call, when the allocator can
+ * say (CHECK_ALLOCATE: every allocator of this package whose allocate is its own); an allocator
+ * of your own is left to its allocate.
+ */
+function checkAllocate(allocator: IPAllocator, ip: string): void {
+  const check: unknown = (allocator as { [CHECK_ALLOCATE]?: unknown })[CHECK_ALLOCATE];
+  if (typeof check === 'function') check.call(allocator, ip);
 }
 
 /** destroy() from a microtask (destroyPair): an error there (a store's unsubscribe) has no caller to tell. */

@@ -104,6 +104,7 @@ import {
   deleteErrorHandler,
   type IPAddressRecord,
   recordAnswer,
+  CHECK_ALLOCATE,
   STOP_SEARCHES,
   type Store,
   syncAnswer,
@@ -565,6 +566,18 @@ export class MetaAllocator implements IPAllocator, Disposable {
     } catch (err) {
       return rejectSoon(orUnbound(err, this, 'allocate'));
     }
+  }
+
+  /**
+   * What allocate(ip) checks before its store call: not destroyed, and a ready range of any of
+   * its ranges holds the address (ErrMismatchedNetwork, ErrNotReady, OutOfMemoryError as
+   * allocate answers them; InvalidAddressError). The range's own checks follow in allocate.
+   * Nothing is checked when allocate is overridden. See CHECK_ALLOCATE. @internal for DualStackAllocator
+   */
+  [CHECK_ALLOCATE](ip: string): void {
+    if (this.allocate !== MetaAllocator.prototype.allocate) return;
+    this.live();
+    if (this.route(ip, true) === null) throw this.unallocatable(ip);
   }
 
   allocateNext(this: object, given?: ParentRef | null): Promise<string>;

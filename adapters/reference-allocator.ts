@@ -55,6 +55,7 @@ import {
   nextTurn,
   recordAnswer,
   BEING_DESTROYED,
+  CHECK_ALLOCATE,
   STOP_SEARCHES,
   type Store,
   type StoreWatcher,
@@ -539,6 +540,18 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /** After destroy() every method but destroy throws ErrDestroyed. */
   private live(): void {
     if (this.destroyed) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`);
+  }
+
+  /**
+   * What allocate(ip) checks before its store call, in its order — not from inside its random
+   * source, ready, the address's text, in [first, last] — thrown as allocate throws it (an
+   * ErrNotInRange counted). Nothing is checked when allocate is overridden. See CHECK_ALLOCATE.
+   * @internal for DualStackAllocator
+   */
+  [CHECK_ALLOCATE](ip: string): void {
+    if (this.allocate !== ReferenceAllocator.prototype.allocate) return;
+    this.drawCalls.refuseInside();
+    this.checkRange(ip, false);
   }
 
   /**

@@ -196,6 +196,19 @@ export const COLLISIONS_PER_TURN = 4096;
 export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 
 /**
+ * The key of an allocator's internal method `(ip) => void` that throws what its allocate(ip)
+ * would throw before its store call (ErrNotReady, ErrNotInRange or ErrMismatchedNetwork,
+ * InvalidAddressError), counting it as allocate counts it, and does nothing else: what a
+ * DualStackAllocator asks of both allocators before creating either record, so that an address
+ * one of them refuses leaves no create and delete of the other's record behind. It checks
+ * nothing when the object's allocate is not its class's own (a subclass or a wrapper that
+ * overrides allocate decides for itself). Not exported from the package: an allocator of your
+ * own without it is called as before.
+ * @internal
+ */
+export const CHECK_ALLOCATE: unique symbol = Symbol('ipallocator.checkAllocate');
+
+/**
  * The key of a store's internal method `(labels) => string | undefined`: the filter of its cache
  * (a label selector's text) when the cache leaves out a record with these labels, else undefined
  * (a KubernetesStore narrowed by `family` or `labelSelector` leaves out the rest). An allocator

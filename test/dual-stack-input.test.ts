@@ -1,0 +1,129 @@
+// DualStackAllocator: what allocate checks before any store call, and the inputs release and
+// allocate take or refuse.
+import { describe, expect, it } from 'vitest';
+import { DualStackAllocator } from '../adapters/dual-stack.ts';
+import { Allocator } from '../adapters/allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import type { Store } from '../adapters/store.ts';
+import type { IPAllocator } from '../adapters/types.ts';
+import { ErrMismatchedNetwork, ErrNotInRange, ErrNotReady } from '../adapters/errors.ts';
+import { rejection } from './helpers.ts';
+
+/** A store of your own over a MemoryStore that logs every create and delete it is asked for. */
+function spyStore(): { store: Store; calls: string[] } {
+  const inner = new MemoryStore();
+  const calls: string[] = [];
+  const store: Store = {
+    create: (r) => {
+      calls.push(`create ${r.name}`);
+      return inner.create(r);
+    },
+    delete: (name) => {
+      calls.push(`delete ${name}`);
+      return inner.delete(name);
+    },
+    get: (name) => inner.get(name),
+    cache: inner.cache,
+    close: () => inner.close(),
+  };
+  return { store, calls };
+}
+
+/** Two Allocators (or ReferenceAllocators), each on a store that logs its calls. */
+function unpaired(kind: typeof Allocator | typeof ReferenceAllocator = Allocator) {
+  const s4 = spyStore();
+  const s6 = spyStore();
+  const v4 = new kind('10.96.0.0/28', { store: s4.store });
+  const v6 = new kind('fd00::/124', { store: s6.store });
+  return { v4, v6, calls: () => [...s4.calls, ...s6.calls] };
+}
+
+/** A pair of two Allocators, each on a store that logs its calls. */
+function allocators() {
+  const { v4, v6, calls } = unpaired();
+  return { ds: new DualStackAllocator(v4, v6), v6, calls };
+}
+
+/** Two MetaAllocators of two ranges each (the second one's addresses are those of no dry run), each on a store that logs its calls. */
+function metas() {
+  const source = new InMemoryServiceCIDRs();
+  source.addServiceCIDR('kubernetes', ['10.96.0.0/28', 'fd00::/124']);
+  source.addServiceCIDR('extra', ['10.100.0.0/28', 'fd00:1::/124']);
+  const s4 = spyStore();
+  const s6 = spyStore();
+  const v4 = new MetaAllocator('IPv4', source, { store: s4.store });
+  const v6 = new MetaAllocator('IPv6', source, { store: s6.store });
+  return { ds: new DualStackAllocator(v4, v6), v4, v6, calls: () => [...s4.calls, ...s6.calls] };
+}
+
+describe('DualStackAllocator.allocate: an address its allocator would refuse fails the call before any store call', () => {
+  it.each([
+    ['the IPv6 address out of its range, given first', ['fd00:9::1', '10.96.0.5'], ErrNotInRange, 'fd00:9::1'],
+    ['the IPv6 address out of its range, given second', ['10.96.0.5', 'fd00:9::1'], ErrNotInRange, 'fd00:9::1'],
+    ['the IPv4 address out of its range', ['10.97.0.5', 'fd00::5'], ErrNotInRange, '10.97.0.5'],
+    ['the IPv4 broadcast address', ['10.96.0.15', 'fd00::5'], ErrNotInRange, '10.96.0.15'],
+  ])('over Allocators: %s', async (_, ips, kind, named) => {
+    const { ds, calls } = allocators();
+    const error = await rejection(ds.allocate(ips));
+    expect(error).toBeInstanceOf(kind);
+    expect((error as Error).message).toContain(named);
+    expect(calls()).toEqual([]);
+    // nothing is left taken: both addresses of the family in range are free
+    await ds.allocate(['10.96.0.5', 'fd00::5']);
+    ds.destroy();
+  });
+
+  it('over ReferenceAllocators: the IPv6 address out of its range', async () => {
+    const { v4, v6, calls } = unpaired(ReferenceAllocator);
+    const ds = new DualStackAllocator(v4, v6);
+    expect(await rejection(ds.allocate(['10.96.0.5', 'fd00:9::1']))).toBeInstanceOf(ErrNotInRange);
+    expect(calls()).toEqual([]);
+    ds.destroy();
+  });
+
+  it('over Allocators: an allocator that is not ready fails the call before the other family is created', async () => {
+    const { ds, v6, calls } = allocators();
+    v6.setReady(false);
+    expect(await rejection(ds.allocate(['10.96.0.5', 'fd00::5']))).toBeInstanceOf(ErrNotReady);
+    expect(calls()).toEqual([]);
+    ds.destroy();
+  });
+
+  it.each([
+    ['the IPv6 address in no range', ['10.100.0.5', 'fd00:9::1'], 'fd00:9::1'],
+    ['the IPv4 address in no range', ['10.97.0.5', 'fd00:1::5'], '10.97.0.5'],
+  ])('over MetaAllocators: %s', async (_, ips, named) => {
+    const { ds, calls } = metas();
+    const error = await rejection(ds.allocate(ips));
+    expect(error).toBeInstanceOf(ErrMismatchedNetwork);
+    expect((error as Error).message).toContain(named);
+    expect(calls()).toEqual([]);
+    ds.destroy();
+  });
+
+  it('over MetaAllocators: addresses of any of their ranges pass the check, not only those of the first', async () => {
+    const { ds, calls } = metas();
+    expect((await ds.allocate(['fd00:1::5', '10.100.0.5'])).ips).toEqual(['fd00:1::5', '10.100.0.5']);
+    expect(calls()).toEqual(['create 10.100.0.5', 'create fd00:1::5']);
+    ds.destroy();
+  });
+
+  it('an allocator of your own is called as before: its allocate decides, and what the other family took is given back', async () => {
+    const { v4, v6, calls } = unpaired();
+    const asked: string[] = [];
+    const own: IPAllocator = Object.assign(Object.create(v6) as IPAllocator, {
+      allocate(ip: string, owner?: unknown) {
+        asked.push(ip);
+        return v6.allocate(ip, owner as never);
+      },
+    });
+    const ds = new DualStackAllocator(v4, own);
+    expect(await rejection(ds.allocate(['10.96.0.5', 'fd00:9::1']))).toBeInstanceOf(ErrNotInRange);
+    expect(asked).toEqual(['fd00:9::1']);
+    expect(calls()).toEqual(['create 10.96.0.5', 'delete 10.96.0.5']);
+    ds.destroy();
+  });
+});
