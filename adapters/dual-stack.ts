@@ -352,7 +352,8 @@ export class DualStackAllocator {
    * released: a malformed one rejects with InvalidAddressError and releases nothing. So is an
    * object given instead of an array: one with a field what allocate returns has not (`ipv4`), or
    * whose `IPv4`, `IPv6` or `families` say other than its `ips` (`{ ips: [a], IPv4: b }`), is
-   * refused with InvalidArgumentError naming that field (a field that is undefined is left out).
+   * refused with InvalidArgumentError naming that field (a field that is undefined is left out),
+   * and so is an array with an enumerable field besides its addresses (`Object.assign([a], { IPv4: b })`).
    * Then all are attempted; the first error is rethrown afterwards. A destroy() meanwhile does
    * not stop it: both addresses are released before the allocators are destroyed.
    */
@@ -366,7 +367,8 @@ export class DualStackAllocator {
     let length = arrayLength(ips, 'ips');
     let list: unknown = ips;
     let what = 'ips';
-    if (length === undefined) {
+    if (length !== undefined) checkArrayFields(ips, length);
+    else {
       checkAnswerFields(ips);
       list = readMember(ips, 'ips', 'ips'); // what allocate returned
       what = 'ips.ips';
@@ -647,6 +649,33 @@ function checkAnswerFields(given: object): void {
       `release: ips has no field ${quoteInput(key)}${hint}; what allocate returns has ips, families, IPv4 and IPv6`,
     );
   }
+}
+
+/**
+ * InvalidArgumentError naming the first own field of `given`, release's array argument of
+ * `length` elements, that is no element (unless it is undefined): an array is the addresses
+ * alone, and `Object.assign([a], { IPv4: b })` would otherwise release `a` and ignore `b` in
+ * silence, as an object mixing two answers would (checkAnswerFields).
+ */
+function checkArrayFields(given: object, length: number): void {
+  let keys: string[];
+  try {
+    keys = Object.keys(given);
+  } catch (e) {
+    throw unreadableInput('ips', e); // a revoked Proxy's ownKeys
+  }
+  for (const key of keys) {
+    if (isIndexBelow(key, length) || readMember(given, key, 'ips') === undefined) continue;
+    throw new InvalidArgumentError(
+      `release: ips is an array with a field ${quoteInput(key)} besides its addresses: pass an array of the addresses alone, or what allocate returned as it came`,
+    );
+  }
+}
+
+/** Whether `key` is the name of an element of an array of `length` elements: "0", "1", … */
+function isIndexBelow(key: string, length: number): boolean {
+  const n = Number(key);
+  return Number.isInteger(n) && n >= 0 && n < length && String(n) === key;
 }
 
 /**

@@ -9,7 +9,7 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { Store } from '../adapters/store.ts';
 import type { IPAllocator } from '../adapters/types.ts';
-import { ErrMismatchedNetwork, ErrNotInRange, ErrNotReady } from '../adapters/errors.ts';
+import { ErrMismatchedNetwork, ErrNotInRange, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
 import { rejection } from './helpers.ts';
 
 /** A store of your own over a MemoryStore that logs every create and delete it is asked for. */
@@ -124,6 +124,48 @@ describe('DualStackAllocator.allocate: an address its allocator would refuse fai
     expect(await rejection(ds.allocate(['10.96.0.5', 'fd00:9::1']))).toBeInstanceOf(ErrNotInRange);
     expect(asked).toEqual(['fd00:9::1']);
     expect(calls()).toEqual(['create 10.96.0.5', 'delete 10.96.0.5']);
+    ds.destroy();
+  });
+});
+
+describe('DualStackAllocator.release: an array is the addresses alone', () => {
+  async function pairWithTwo() {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const a = await ds.allocate(['10.0.0.1', 'fd00::1']);
+    const b = await ds.allocate(['10.0.0.2', 'fd00::2']);
+    const held = async () =>
+      (
+        await Promise.all(
+          ['10.0.0.1', 'fd00::1', '10.0.0.2', 'fd00::2'].map((ip) => ds.allocator(ip.includes(':') ? 'IPv6' : 'IPv4').has(ip)),
+        )
+      ).every(Boolean);
+    return { ds, a, b, held };
+  }
+
+  it.each([
+    ['an answer field that names another address', { IPv6: 'fd00::2' }, '"IPv6"'],
+    ['an answer field that agrees with the addresses', { IPv4: '10.0.0.1' }, '"IPv4"'],
+    ['an ips field: two lists in one argument', { ips: ['10.0.0.2'] }, '"ips"'],
+    ['a field of its own', { note: 'web' }, '"note"'],
+    ['a field whose name is no index', { '-1': 'fd00::2' }, '"-1"'],
+  ])('an array with %s is refused with InvalidArgumentError naming it, and nothing is released', async (_, extra, named) => {
+    const { ds, a, held } = await pairWithTwo();
+    const error = await rejection(ds.release(Object.assign([...a.ips], extra)));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toBe(
+      `release: ips is an array with a field ${named} besides its addresses: pass an array of the addresses alone, or what allocate returned as it came`,
+    );
+    expect(await held()).toBe(true);
+    ds.destroy();
+  });
+
+  it('an array whose extra field is undefined, or not enumerable, is the addresses: they are released', async () => {
+    const { ds, a, b } = await pairWithTwo();
+    await ds.release(Object.assign([...a.ips], { IPv4: undefined }));
+    const hidden = [...b.ips];
+    Object.defineProperty(hidden, 'note', { value: 'web', enumerable: false });
+    await ds.release(hidden);
+    for (const ip of [...a.ips, ...b.ips]) expect(await ds.allocator(ip.includes(':') ? 'IPv6' : 'IPv4').has(ip)).toBe(false);
     ds.destroy();
   });
 });
