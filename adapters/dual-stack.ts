@@ -353,7 +353,8 @@ export class DualStackAllocator {
    * object given instead of an array: one with a field what allocate returns has not (`ipv4`), or
    * whose `IPv4`, `IPv6` or `families` say other than its `ips` (`{ ips: [a], IPv4: b }`), is
    * refused with InvalidArgumentError naming that field (a field that is undefined is left out),
-   * and so is an array with an enumerable field besides its addresses (`Object.assign([a], { IPv4: b })`).
+   * and so is an array with an enumerable field besides its addresses (`Object.assign([a], { IPv4: b })`),
+   * given as `ips` or as an answer's `ips`.
    * Then all are attempted; the first error is rethrown afterwards. A destroy() meanwhile does
    * not stop it: both addresses are released before the allocators are destroyed.
    */
@@ -367,7 +368,7 @@ export class DualStackAllocator {
     let length = arrayLength(ips, 'ips');
     let list: unknown = ips;
     let what = 'ips';
-    if (length !== undefined) checkArrayFields(ips, length);
+    if (length !== undefined) checkArrayFields(ips, length, what);
     else {
       checkAnswerFields(ips);
       list = readMember(ips, 'ips', 'ips'); // what allocate returned
@@ -378,6 +379,7 @@ export class DualStackAllocator {
           `release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips ${quoteInput(list)}`,
         );
       }
+      checkArrayFields(list as object, length, what);
     }
     const { canonical, families } = familiesOf(list, length, what);
     if (list !== ips) checkAnswerAgrees(ips, canonical, families);
@@ -652,22 +654,23 @@ function checkAnswerFields(given: object): void {
 }
 
 /**
- * InvalidArgumentError naming the first own field of `given`, release's array argument of
- * `length` elements, that is no element (unless it is undefined): an array is the addresses
- * alone, and `Object.assign([a], { IPv4: b })` would otherwise release `a` and ignore `b` in
- * silence, as an object mixing two answers would (checkAnswerFields).
+ * InvalidArgumentError naming the first own field of `given`, an array of `length` elements that
+ * release was given (`what`: `ips`, or `ips.ips` in an answer), that is no element (unless it is
+ * undefined): an array is the addresses alone, and `Object.assign([a], { IPv4: b })` would
+ * otherwise release `a` and ignore `b` in silence, as an object mixing two answers would
+ * (checkAnswerFields).
  */
-function checkArrayFields(given: object, length: number): void {
+function checkArrayFields(given: object, length: number, what: string): void {
   let keys: string[];
   try {
     keys = Object.keys(given);
   } catch (e) {
-    throw unreadableInput('ips', e); // a revoked Proxy's ownKeys
+    throw unreadableInput(what, e); // a revoked Proxy's ownKeys
   }
   for (const key of keys) {
-    if (isIndexBelow(key, length) || readMember(given, key, 'ips') === undefined) continue;
+    if (isIndexBelow(key, length) || readMember(given, key, what) === undefined) continue;
     throw new InvalidArgumentError(
-      `release: ips is an array with a field ${quoteInput(key)} besides its addresses: pass an array of the addresses alone, or what allocate returned as it came`,
+      `release: ${what} is an array with a field ${quoteInput(key)} besides its addresses: pass an array of the addresses alone, or what allocate returned as it came`,
     );
   }
 }

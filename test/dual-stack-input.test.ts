@@ -169,3 +169,19 @@ describe('DualStackAllocator.release: an array is the addresses alone', () => {
     ds.destroy();
   });
 });
+
+describe('DualStackAllocator.release: an answer whose ips is no plain list', () => {
+  it('an answer whose ips array has a field besides its addresses is refused, naming ips.ips and the field', async () => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const a = await ds.allocate(['10.0.0.1', 'fd00::1']);
+    const edited = { ...a, ips: Object.assign([...a.ips], { IPv4: '10.0.0.2' }) };
+    const error = await rejection(ds.release(edited));
+    expect(error).toEqual(
+      new InvalidArgumentError(
+        'release: ips.ips is an array with a field "IPv4" besides its addresses: pass an array of the addresses alone, or what allocate returned as it came',
+      ),
+    );
+    expect(await ds.ipv4.has('10.0.0.1')).toBe(true);
+    ds.destroy();
+  });
+});
