@@ -634,6 +634,7 @@ const AS_IT_CAME = 'pass what allocate returned as it came, or an array of the a
  * InvalidArgumentError naming the first own field of `given`, release's object argument, that
  * what allocate returns has not (unless it is undefined, as an options object's), before its
  * `ips` is read: `{ ips, ipv6 }` would otherwise release `ips` and ignore the rest in silence.
+ * An object with elements and no array (a String object, a typed array) is refused as that.
  */
 function checkAnswerFields(given: object): void {
   let keys: string[];
@@ -644,6 +645,13 @@ function checkAnswerFields(given: object): void {
   }
   for (const key of keys) {
     if (ANSWER_FIELDS.includes(key) || readMember(given, key, 'ips') === undefined) continue;
+    // the first key listed when it has elements (an object lists its indices first): an array-like
+    // (a String object, a typed array), which is no answer with a field "0"
+    if (key === '0') {
+      throw new InvalidArgumentError(
+        `release needs the addresses: an array, or what allocate returned; got ${quoteInput(given)}, which has elements but is no array`,
+      );
+    }
     // the field of that name in another case first: `ipv6` is nearer to `ips`, and to `IPv4`, by edits
     const sameName = ANSWER_FIELDS.find((field) => field.toLowerCase() === key.toLowerCase());
     const hint = sameName === undefined ? didYouMean(key, ANSWER_FIELDS) : ` (did you mean "${sameName}"?)`;

@@ -185,3 +185,22 @@ describe('DualStackAllocator.release: an answer whose ips is no plain list', () 
     ds.destroy();
   });
 });
+
+describe('DualStackAllocator.release: what is neither an array nor an answer', () => {
+  it.each([
+    ['a String object', () => new String('10.0.0.1'), 'a String'],
+    ['a typed array', () => new Uint8Array(2), 'a Uint8Array'],
+    ['an array-like object', () => ({ 0: '10.0.0.1', length: 1 }), 'a value of type object'],
+  ])('%s is refused as neither, not as an answer with a field "0"', async (_, given, shown) => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    await ds.allocate(['10.0.0.1']);
+    const error = await rejection(ds.release(given() as never));
+    expect(error).toEqual(
+      new InvalidArgumentError(
+        `release needs the addresses: an array, or what allocate returned; got ${shown}, which has elements but is no array`,
+      ),
+    );
+    expect(await ds.ipv4.has('10.0.0.1')).toBe(true);
+    ds.destroy();
+  });
+});
