@@ -1,6 +1,7 @@
 // DualStackAllocator: what allocate checks before any store call, and the inputs release and
 // allocate take or refuse.
 import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
 import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
@@ -10,6 +11,7 @@ import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { Store } from '../adapters/store.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { ErrMismatchedNetwork, ErrNotInRange, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
+import { METRIC_ALLOCATIONS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import { rejection } from './helpers.ts';
 
 /** A store of your own over a MemoryStore that logs every create and delete it is asked for. */
@@ -80,6 +82,23 @@ describe('DualStackAllocator.allocate: an address its allocator would refuse fai
     const { v4, v6, calls } = unpaired(ReferenceAllocator);
     const ds = new DualStackAllocator(v4, v6);
     expect(await rejection(ds.allocate(['10.96.0.5', 'fd00:9::1']))).toBeInstanceOf(ErrNotInRange);
+    expect(calls()).toEqual([]);
+    ds.destroy();
+  });
+
+  it('over Allocators: the refused address counts one error in its range, as its allocate does, and the other range counts no allocation', async () => {
+    const { ds, calls } = allocators();
+    const reg = new Registry();
+    ds.ipv4.enableMetrics(reg);
+    ds.ipv6.enableMetrics(reg);
+    expect(await rejection(ds.allocate(['10.96.0.5', 'fd00:9::1']))).toBeInstanceOf(ErrNotInRange);
+    const count = async (name: string, cidr: string) => {
+      const values = (await reg.getSingleMetric(name)?.get())?.values ?? [];
+      return values.filter((v) => v.labels.cidr === cidr).reduce((sum, v) => sum + v.value, 0);
+    };
+    expect(await count(METRIC_ERRORS, 'fd00::/124')).toBe(1);
+    expect(await count(METRIC_ERRORS, '10.96.0.0/28')).toBe(0);
+    expect(await count(METRIC_ALLOCATIONS, '10.96.0.0/28')).toBe(0);
     expect(calls()).toEqual([]);
     ds.destroy();
   });
