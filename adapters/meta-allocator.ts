@@ -42,7 +42,10 @@
 //   Allocator answers, and nothing is full. Under a
 //   cool-down, a first pass takes free addresses only (a range whose free ones are all held
 //   answers full there), and only when none had one does a second pass, in the same policy
-//   order, let the ranges give held addresses back early.
+//   order, let the ranges give held addresses back early. A range whose strategy or random
+//   source deletes its ServiceCIDR, or marks it for deletion, while it chooses takes nothing:
+//   the call goes on as if the range had gone before it (rangeGuard); upstream hands out no
+//   address from a ServiceCIDR being deleted.
 // * A range whose Allocator cannot be built for lack of WASM memory is skipped, and built at a
 //   later call once it may fit (retryForMemory). Meanwhile a call only it could have served
 //   answers OutOfMemoryError, which says what to do, instead of ErrFull or ErrMismatchedNetwork.
@@ -218,7 +221,27 @@ interface RangeEntry {
    * BigInt per range per draw.
    */
   readonly size53: number;
+  /**
+   * The calls of its allocator that its strategy or random source failed by taking the range out
+   * of allocation (rangeGuard): allocate(ip) compares it across the call to tell that refusal
+   * from a failure of the allocator's own.
+   */
+  refusals: number;
 }
+
+/** Where the guard of a range's calls (rangeGuard) finds the range: null while it is being made. */
+interface RangeSlot {
+  entry: RangeEntry | null;
+}
+
+/** Why rangeGuard refused: the range left allocation during its strategy's or random source's call. */
+const LEFT_DURING_CHOICE = {
+  removed: 'its ServiceCIDRs were deleted while it chose an address',
+  unready: 'its ServiceCIDRs were marked for deletion or not Ready while it chose an address',
+} as const;
+
+/** A guard that only counts as one: guardedSource(random, NO_GUARD) === random for this package's generators. */
+const NO_GUARD = { enter: () => false, leave: () => {} };
 
 /**
  * A range's place in creation order: the first of its ServiceCIDRs in creation order (byCreation:
@@ -322,11 +345,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly fam: Family;
   private readonly random: RandomSource;
   /**
-   * The ranges' random source: one of your own is drawn as their strategy is called (guard), so
-   * a range removed from inside a draw is destroyed once its call ends (reap), and destroying this
-   * MetaAllocator there ends the call with ErrDestroyed.
+   * Whether the ranges call nothing of yours as they choose (upstream's scan, drawing from this
+   * package's generator): then no range goes away during its own call, and none is left to reap.
    */
-  private readonly rangeRandom: RandomSource;
+  private readonly rangesCallNothing: boolean;
   /** The weighted policy's 64-bit draw (reused). */
   private readonly draw: U64Out = { hi: 0, lo: 0 };
   /** options.index, given to every range; undefined: the Allocator's default. */
@@ -421,13 +443,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // not its earlier ranges
     readOnlyFields(this, 'cidr', 'ipFamily', 'store', 'policy');
     this.random = randomOption(opts.random);
-    // a draw that destroyed this MetaAllocator fails the range's call with ErrDestroyed
-    this.rangeRandom = guardedSource(this.random, { enter: () => false, leave: () => this.live() });
     this.indexKind = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
-    // The ranges' strategy runs through guard: a forRange, choose or taken that destroys this
-    // MetaAllocator fails the range's construction or call with ErrDestroyed (nothing is made or
-    // allocated after it).
-    this.strategy = guardedStrategy(strategyOption(opts.strategy), (call) => this.guard(call));
+    // each range gets it through a guard of its own (rangeCalls)
+    this.strategy = strategyOption(opts.strategy);
+    this.rangesCallNothing = this.strategy === STRATEGIES.upstream && guardedSource(this.random, NO_GUARD) === this.random;
     if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
       throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);
     }
@@ -555,13 +574,24 @@ export class MetaAllocator implements IPAllocator, Disposable {
       let e: RangeEntry | null = first;
       if (this.policy === 'upstream' && this.shared.order.length > 1) e = this.drawRange(w, true);
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
-      if (e === null) throw this.unallocatable(ip); // the random source changed the ranges meanwhile
-      try {
-        // the range takes the address as parsed here (its words read before it calls anything of
-        // yours); a rebuild of its index runs its strategy's forRange first
-        return e.allocator.allocateParsed(name, w, checked ?? undefined);
-      } finally {
-        this.reap();
+      for (;;) {
+        if (e === null) throw this.unallocatable(ip); // the random source or a strategy changed the ranges meanwhile
+        const refusals = e.refusals;
+        let answer: Promise<void>;
+        try {
+          // the range takes the address as parsed here (its words read before it calls anything of
+          // yours); a rebuild of its index runs its strategy's forRange first
+          answer = e.allocator.allocateParsed(name, w, checked ?? undefined);
+        } finally {
+          this.reap();
+        }
+        if (e.refusals === refusals) return answer;
+        // That forRange took the range out of allocation (rangeGuard), nothing taken: another
+        // ready range holding the address takes it, as if the range had gone before the call.
+        answer.catch(() => {});
+        this.live();
+        parseAddrInto(name, w); // code of yours called meanwhile may have parsed into the words
+        e = this.nearest(w, true, 0);
       }
     } catch (err) {
       return rejectSoon(orUnbound(err, this, 'allocate'));
@@ -694,7 +724,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * promise); upstream's scan with this package's generator calls nothing: nothing to reap.
    */
   private tryRange(e: RangeEntry, call: NextCall): string | null | Promise<string | null> {
-    if (this.strategy === STRATEGIES.upstream && this.rangeRandom === this.random) return tryNext(e, call);
+    if (this.rangesCallNothing) return tryNext(e, call);
     let r: string | null | Promise<string | null>;
     try {
       r = tryNext(e, call);
@@ -1183,11 +1213,38 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** A call into a range's strategy; ErrDestroyed when it destroyed this meanwhile. */
-  private guard<T>(call: () => T): T {
+  /**
+   * The random source of the range `slot` holds: one of your own is drawn through rangeGuard,
+   * as the range's strategy is called.
+   */
+  private rangeRandom(slot: RangeSlot): RandomSource {
+    return guardedSource(this.random, { enter: () => false, leave: () => this.rangeGuard(slot) });
+  }
+
+  /** A call into the strategy of the range `slot` holds, then rangeGuard. */
+  private guardRange<T>(call: () => T, slot: RangeSlot): T {
     const answer = call();
-    this.live();
+    this.rangeGuard(slot);
     return answer;
+  }
+
+  /**
+   * What follows each call into a range's strategy (forRange, choose, taken) or random source:
+   * ErrDestroyed when the call destroyed this MetaAllocator (nothing is made or allocated after
+   * it); and when it took the range out of allocation, its ServiceCIDRs deleted (ErrDestroyed
+   * naming the range) or none of them allocatable any more (ErrNotReady), as a deletion or its
+   * deletionTimestamp does. No address is chosen in a range whose ServiceCIDR is being deleted:
+   * the range's call fails with nothing taken, allocateNext goes on to the next range (tryNext),
+   * and allocate(ip) to another ready range holding the address. A range being made (`slot`
+   * still empty) is not checked: the event making it settles what its forRange changed.
+   */
+  private rangeGuard(slot: RangeSlot): void {
+    this.live();
+    const e = slot.entry;
+    if (e === null || (!e.removed && e.ready)) return;
+    e.refusals++;
+    if (e.removed) throw new ErrDestroyed(`Allocator ${e.cidr}`, `is being destroyed (${LEFT_DURING_CHOICE.removed})`);
+    throw new ErrNotReady(LEFT_DURING_CHOICE.unready);
   }
 
   /**
@@ -1493,14 +1550,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
           continue;
         }
         if (this.destroyed) return; // by an earlier range's strategy: the ranges left to make are not made
+        const slot: RangeSlot = { entry: null };
         let a: Allocator;
         try {
           // a range no Allocator serves is refused here, so the reason is rangeSkipReason's, as the CLI shows it
           const failed = this.bad.get(key) ?? rangeSkipReason(Prefix.parse(key));
           if (failed !== undefined) throw failed;
-          const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom };
+          const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom(slot) };
           if (this.indexKind !== undefined) options.index = this.indexKind;
-          if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
+          if (this.strategy !== STRATEGIES.upstream)
+            options.strategy = guardedStrategy(this.strategy, (call) => this.guardRange(call, slot));
           if (this.shared.metrics !== undefined) options.metrics = this.shared.metrics;
           a = Allocator.create(key, options, this.router);
         } catch (err) {
@@ -1534,7 +1593,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
           pos: -1,
           route: null,
           size53: a.size <= TWO53_BIG ? Number(a.size) : -1,
+          refusals: 0,
         };
+        slot.entry = made;
         this.entries.set(key, made);
         made.route = this.router.attach(a.prefix, made);
         this.shared.tops.add(a.prefix);
@@ -1764,6 +1825,10 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
     return ip;
   } catch (err) {
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
+    if (!e.ready && err instanceof ErrNotReady) {
+      call.notReady = true; // the range stopped taking allocations during its own call (rangeGuard)
+      return null;
+    }
     throw err;
   }
 }

@@ -40,7 +40,8 @@ import type { IPAllocator, IPFamily } from '../adapters/types.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
 import { STRATEGIES, type StrategyOption } from '../adapters/builtin-strategies.ts';
 import { coolDown } from '../adapters/cool-down.ts';
-import { core, memoryLimit } from '../adapters/wasm.ts';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { Range } from '../adapters/range.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 
@@ -2228,7 +2229,7 @@ describe('a random source of your own that changes the MetaAllocator from inside
   }
 
   it.each([true, false])(
-    'removing that range: the call still answers, and the range is destroyed once it ends (syncOps %s)',
+    'removing that range: the call answers from the next range, and the range is destroyed once it ends (syncOps %s)',
     async (syncOps) => {
       const before = memoryLimit().inUse;
       const src = new InMemoryServiceCIDRs();
@@ -2238,6 +2239,7 @@ describe('a random source of your own that changes the MetaAllocator from inside
       // 'ordered' draws nothing itself: the first draw is range a's
       const m = new MetaAllocator('IPv4', src, { store, policy: 'ordered', random: source(() => src.deleteServiceCIDR('a')) });
       const ip = await m.allocateNext();
+      expect(hostOf('10.97.0.0/28', ip)).toBe(true); // nothing is handed out from a range whose ServiceCIDR is deleted
       expect(store.records().map((r) => r.name)).toEqual([ip]);
       expect(m.ranges().map((r) => r.cidr)).toEqual(['10.97.0.0/28']);
       m.destroy();
@@ -3003,12 +3005,13 @@ describe("MetaAllocator: a cool-down's clock that deletes a ServiceCIDR or destr
   }
 
   it.each(RANGE_POLICIES.flatMap((p) => [[p, true] as const, [p, false] as const]))(
-    'a ServiceCIDR deleted from the clock during allocateNext (policy %s, synchronous store operations %s): its range goes and is freed, the answer is held, nothing is thrown',
+    'a ServiceCIDR deleted from the clock during allocateNext (policy %s, synchronous store operations %s): its range goes and is freed, the answer comes from the next range, nothing is thrown',
     async (policy, syncOps) => {
       const { meta, arm, settled, destroyed } = await clockCalling('delete a', policy, syncOps);
       arm();
       const ip = await meta.allocateNext();
       await settled();
+      expect(hostOf('10.1.0.0/29', ip)).toBe(true); // not from the range whose ServiceCIDR was deleted
       expect([meta.ranges().map((r) => r.cidr), destroyed]).toEqual([['10.1.0.0/29'], ['10.0.0.0/29']]);
       expect(await meta.has(ip)).toBe(true); // handed out, so held (its record is in the store)
       meta.destroy();
@@ -3096,4 +3099,164 @@ describe('MetaAllocator: a ServiceCIDR updated to other CIDRs', () => {
     expect(reported).toEqual(['2001:db8::/48', 'fd00::/48', '']);
     meta.destroy();
   });
+});
+
+// Regression: a strategy whose choice deleted its range's ServiceCIDR (or marked it for deletion)
+// still had that range hand out the address it chose, from a ServiceCIDR being deleted, where
+// upstream hands out nothing: the call now goes on to the next range, as if the range had gone
+// before the call reached it, and the address chosen is left free.
+describe('MetaAllocator: a strategy whose choice deletes its own ServiceCIDR, or marks it for deletion', () => {
+  type Change = 'deleted' | 'marked for deletion';
+  type Hook = 'choose' | 'taken';
+
+  /** 'lowest-free', running `act` once as `hook` is next called after arm(). */
+  function acting(hook: Hook, act: () => void): { strategy: AllocationStrategy; arm: () => void; ran: () => boolean } {
+    let armed = false;
+    let ran = false;
+    const once = () => {
+      if (!armed) return;
+      armed = false;
+      ran = true;
+      act();
+    };
+    const strategy: AllocationStrategy = {
+      name: `acting in ${hook}`,
+      forRange(view) {
+        const inner = STRATEGIES['lowest-free'].forRange(view);
+        return {
+          choose(out) {
+            if (hook === 'choose') once();
+            return inner.choose(out);
+          },
+          taken(hi, lo) {
+            if (hook === 'taken') once();
+            inner.taken?.(hi, lo);
+          },
+        };
+      },
+    };
+    return { strategy, arm: () => (armed = true), ran: () => ran };
+  }
+
+  function setup(change: Change, hook: Hook, policy: RangePolicy, syncOps: boolean, names: string[]) {
+    const source = new InMemoryServiceCIDRs();
+    names.forEach((name, i) => source.addServiceCIDR(name, [`10.9${6 + i}.0.0/28`]));
+    const act = () => (change === 'deleted' ? source.deleteServiceCIDR('a') : source.markDeleting('a'));
+    const { strategy, arm, ran } = acting(hook, act);
+    const store = new MemoryStore({ syncOps });
+    // every policy tries a first
+    const meta = new MetaAllocator('IPv4', source, { store, policy, strategy, random: { nextU32: () => 0 } });
+    onTestFinished(() => meta.destroy());
+    return { store, meta, arm, ran };
+  }
+
+  const cases = (['deleted', 'marked for deletion'] as const).flatMap((change) =>
+    (['choose', 'taken'] as const).flatMap((hook) =>
+      RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [change, hook, policy, syncOps] as const)),
+    ),
+  );
+
+  it.each(cases)(
+    'a ServiceCIDR %s from %s (policy %s, synchronous store operations %s): the address comes from the next range, none is left taken in the first',
+    async (change, hook, policy, syncOps) => {
+      const { store, meta, arm, ran } = setup(change, hook, policy, syncOps, ['a', 'b']);
+      arm();
+      const ip = await meta.allocateNext();
+      expect(ran()).toBe(true);
+      expect(hostOf('10.97.0.0/28', ip)).toBe(true);
+      expect(store.records().map((r) => r.name)).toEqual([ip]);
+      const a = change === 'deleted' ? [] : [['10.96.0.0/28', false, 0]];
+      expect(meta.ranges().map((r) => [r.cidr, r.ready, r.used])).toEqual([...a, ['10.97.0.0/28', true, 1]]);
+      // nothing chosen in a stays marked there: the next range's addresses follow, and a has all free
+      expect(await meta.allocateNext()).not.toBe(ip);
+      expect(meta.used()).toBe(2);
+    },
+  );
+
+  it.each(cases)(
+    'a ServiceCIDR %s from %s (policy %s, synchronous store operations %s), the only one: ErrFull or ErrNotReady, nothing created',
+    async (change, hook, policy, syncOps) => {
+      const { store, meta, arm, ran } = setup(change, hook, policy, syncOps, ['a']);
+      arm();
+      const err = await rejection(meta.allocateNext());
+      expect(ran()).toBe(true);
+      expect(err).toBeInstanceOf(change === 'deleted' ? ErrFull : ErrNotReady);
+      expect(store.records()).toEqual([]);
+      expect(meta.used()).toBe(0);
+    },
+  );
+});
+
+// allocate(ip) runs a range's strategy only as its index is rebuilt (after it missed store events
+// for lack of WASM memory): a forRange that deletes the range's ServiceCIDR, or marks it for
+// deletion, there had the address taken in that range all the same.
+describe("MetaAllocator: allocate(ip) whose range's index rebuild runs a forRange that deletes its ServiceCIDR, or marks it for deletion", () => {
+  /** Ranges of ServiceCIDRs a (10.96.0.0/16) and, when `wider`, b (10.96.0.0/12, holding a), sparse indexes that missed events. */
+  function stale(change: 'deleted' | 'marked for deletion', wider: boolean) {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.96.0.0/16']);
+    if (wider) source.addServiceCIDR('b', ['10.96.0.0/12']);
+    let armed = false;
+    let ran = false;
+    const strategy: AllocationStrategy = {
+      name: 'acting in forRange',
+      forRange(view) {
+        if (armed) {
+          armed = false;
+          ran = true;
+          if (change === 'deleted') source.deleteServiceCIDR('a');
+          else source.markDeleting('a');
+        }
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    const store = new MemoryStore();
+    const meta = new MetaAllocator('IPv4', source, { store, strategy, index: 'sparse', policy: 'ordered' });
+    onTestFinished(() => meta.destroy());
+    // memory capped at what is in use, and the rest taken: the ranges' sparse indexes cannot grow
+    const limit = memoryLimit().limit;
+    setMemoryLimit(0);
+    const hog: Range[] = [];
+    try {
+      for (;;) hog.push(new Range('10.255.0.0/28'));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+    }
+    try {
+      // isolated addresses, each a run of its own: the indexes miss these events
+      for (let i = 2; i < 4000; i += 2) store.createSync(rec4(`10.96.${i >> 8}.${i & 255}`));
+    } finally {
+      for (const r of hog) r.destroy();
+      setMemoryLimit(limit);
+    }
+    return { store, meta, arm: () => (armed = true), ran: () => ran };
+  }
+
+  it.each(['deleted', 'marked for deletion'] as const)(
+    'a ServiceCIDR %s there: another ready range holding the address takes it',
+    async (change) => {
+      const { store, meta, arm, ran } = stale(change, true);
+      const records = store.records().length;
+      arm();
+      await meta.allocate('10.96.0.1');
+      expect(ran()).toBe(true);
+      expect(store.records().length).toBe(records + 1);
+      const a = change === 'deleted' ? [] : [['10.96.0.0/16', false]];
+      expect(meta.ranges().map((r) => [r.cidr, r.ready])).toEqual([...a, ['10.96.0.0/12', true]]);
+      expect(await rejection(meta.allocate('10.96.0.1'))).toBeInstanceOf(ErrAllocated);
+    },
+  );
+
+  it.each(['deleted', 'marked for deletion'] as const)(
+    'a ServiceCIDR %s there, no other range holding the address: ErrMismatchedNetwork, nothing created',
+    async (change) => {
+      const { store, meta, arm, ran } = stale(change, false);
+      const records = store.records().length;
+      arm();
+      expect(await rejection(meta.allocate('10.96.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
+      expect(ran()).toBe(true);
+      expect(store.records().length).toBe(records);
+      expect(await meta.has('10.96.0.1')).toBe(false);
+    },
+  );
 });
