@@ -68,6 +68,17 @@ export class PrefixTable<E extends Prefixed> {
   private lastFamily: 0 | Family = 0;
   private readonly lastWords = new Uint32Array(4);
   private lastFound: readonly E[] = NONE;
+  /** Look-ups walked (lookUp): see `lookUps`. */
+  private walked = 0;
+
+  /**
+   * How many look-ups (containing) walked the levels, not answered from the memo of the last
+   * one: what a test counts to see how often a call and its store events look an address up.
+   * @internal
+   */
+  get lookUps(): number {
+    return this.walked;
+  }
 
   /** Ends the memo of the last look-up, and lets go of what it found (a range dropped since). */
   private forgetLast(): void {
@@ -155,6 +166,7 @@ export class PrefixTable<E extends Prefixed> {
 
   /** containing() without the memo. */
   private lookUp(version: Family, w: ArrayLike<number>): readonly E[] {
+    this.walked++;
     const levels = this.levels;
     let found: readonly E[] = NONE;
     let merged: E[] | null = null; // once a second level holds it

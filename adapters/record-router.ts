@@ -135,6 +135,11 @@ export class RecordRouter<R = unknown> implements RecordFeed {
     return this.table.containing(this.fam, w);
   }
 
+  /** Look-ups of its table that walked it, not answered from its memo (PrefixTable.lookUps), since the last close(). */
+  get lookUps(): number {
+    return this.table.lookUps;
+  }
+
   /**
    * Lets go of a slot (what subscribe made, attach returned): its watcher hears no event from
    * now on, and containing() no longer finds its range. A slot let go already: nothing.

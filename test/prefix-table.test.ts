@@ -155,6 +155,29 @@ describe('PrefixTable', () => {
     expect([one.map((h) => h.value), three.map((h) => h.value)]).toEqual([['a'], ['a', 'b', 'c']]);
     expect(table.containing(4, w).map((h) => h.value)).toEqual(['d', 'b', 'c']);
   });
+
+  it('lookUps counts the look-ups that walked the table: the same address again is answered from the memo until an add or delete', () => {
+    const table = new PrefixTable<Held<string>>();
+    const a = hold(table, Prefix.parse('10.1.0.0/16'), 'a');
+    const w = [0, 0, 0, 0x0a010205];
+    const walks: number[] = [];
+    const lookUp = (v: number) => {
+      table.containing(4, [0, 0, 0, v]);
+      walks.push(table.lookUps);
+    };
+    lookUp(w[3]!);
+    lookUp(w[3]!); // memo
+    lookUp(0x0a010206); // another address
+    lookUp(0x0a010206); // memo
+    table.containing(6, w); // another family, the same words
+    walks.push(table.lookUps);
+    hold(table, Prefix.parse('10.1.2.0/24'), 'b');
+    lookUp(0x0a010206); // the table changed since
+    table.delete(a);
+    lookUp(0x0a010206);
+    lookUp(0x0a010206); // memo
+    expect(walks).toEqual([1, 1, 2, 2, 3, 4, 5, 5]);
+  });
 });
 
 describe('PrefixTable keys', () => {
