@@ -24,16 +24,17 @@
 //   every overlapping range (upstream's ranges share one API server). One subscription to its
 //   cache serves them all (RecordRouter), and one table of the ranges by prefix (the router's
 //   PrefixTable) both sends an event to the ranges whose prefix contains its address and finds
-//   the ranges holding an address for allocate, has and release, so neither grows with the
+//   the ranges holding an address for allocate and release, so neither grows with the
 //   number of ranges, and a range is routed events exactly while calls can reach it
 //   (adapters/DESIGN.md).
-// * allocate/has/release go to a range that contains the address as a host (upstream
+// * allocate/release go to a range that contains the address as a host (upstream
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
-//   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
-//   release do not (upstream's has does: docs/semantics.md); no range → ErrMismatchedNetwork
-//   (has → false; allocate → ErrNotReady while the ServiceCIDR source has not synced), except
-//   that release still deletes a record of ours there (its range deleted since: upstream leaves
-//   it taken; docs/semantics.md).
+//   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, release
+//   does not; no range → ErrMismatchedNetwork (allocate → ErrNotReady while the ServiceCIDR
+//   source has not synced), except that release still deletes a record of ours there (its range
+//   deleted since: upstream leaves it taken; docs/semantics.md). has asks the store, which every
+//   range shares, for any address of the family, without looking a range up (upstream's asks a
+//   ready range: docs/semantics.md).
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
@@ -63,7 +64,7 @@
 //               it takes.
 // allocate picks among the ready ranges containing the address in the same spirit: a random
 // rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
-// the attempt: every range asks the same store); has, release and rangeFor take the first range
+// the attempt: every range asks the same store); release and rangeFor take the first range
 // in creation order containing it, whatever the policy, drawing nothing.
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { canonicalOf, parseAddrInto, parsePrefix, type Family } from './address.ts';
@@ -324,6 +325,10 @@ interface Shared {
    */
   sourceHasSynced: (() => unknown) | null;
 }
+
+/** has()'s answers from a store with synchronous operations: resolved promises, shared. */
+const TRUE: Promise<boolean> = Promise.resolve(true);
+const FALSE: Promise<boolean> = Promise.resolve(false);
 
 const TWO53 = 9007199254740992;
 const TWO53_BIG = 9007199254740992n;
@@ -836,29 +841,26 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Whether the record of `ip` exists, asked through the first range, in creation order, that
-   * holds it as a host, ready or not (as release routes): what forEach lists and release
-   * deletes. Upstream asks a ready range only (getAllocator(ip, true)), so an address of a
-   * range whose ServiceCIDR is not Ready or being deleted is false there while its record stays
-   * — a rollback that asks has() after release would miss an address still held. An address of
-   * this family that no range holds (its ServiceCIDR deleted since it was handed out) is asked
-   * of the store all the same, as an Allocator's has() asks for an address outside its range:
-   * upstream answers false there without asking, so a rollback whose release could not delete
-   * such a record would not learn that it stays. Malformed text rejects with InvalidAddressError;
+   * Whether the record of `ip` exists, for any address of this family: what forEach lists and
+   * release deletes. Every range asks the one store, so the store is asked without looking a
+   * range up: for an address of a range, ready or not (as release routes), and for one that no
+   * range holds (its ServiceCIDR deleted since it was handed out), as an Allocator's has() asks
+   * for an address outside its range. Upstream asks a ready range only (getAllocator(ip, true))
+   * and answers false otherwise, so an address of a range whose ServiceCIDR is not Ready, being
+   * deleted or gone is false there while its record stays — a rollback that asks has() after
+   * release would miss an address still held. Malformed text rejects with InvalidAddressError;
    * an address of the other family is false; the store's errors reject.
    */
   has(this: object, ip: string): Promise<boolean>;
   has(this: MetaAllocator, ip: string): Promise<boolean> {
-    // not an async function: the range's answer is returned as it comes, not wrapped in another promise
+    // not an async function: the store's answer is returned as it comes, not wrapped in another promise
     try {
       this.live();
-      const e = this.route(ip, false);
-      if (e !== null) return e.allocator.hasParsed(canonicalOf(ip, this.fam, this.words));
       const w = this.words;
-      if (parseAddrInto(ip, w) !== this.fam) return Promise.resolve(false);
+      if (parseAddrInto(ip, w) !== this.fam) return FALSE;
       const name = canonicalOf(ip, this.fam, w);
       const sync = this.store.sync;
-      if (sync != null) return Promise.resolve(recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null);
+      if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? TRUE : FALSE;
       // a store in plain JavaScript may answer without a promise: taken as `await` takes it
       return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
     } catch (err) {

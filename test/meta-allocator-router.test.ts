@@ -329,4 +329,26 @@ describe('the ranges of a MetaAllocator and the routing of its events', () => {
       meta.destroy();
     },
   );
+
+  it.each([true, false])(
+    'over many ranges, has asks the store, which every range shares, and looks up no range (syncOps %s)',
+    async (syncOps) => {
+      const source = new InMemoryServiceCIDRs();
+      for (let i = 0; i < 8; i++) source.addServiceCIDR(`r${i}`, [`10.0.${i}.0/24`]);
+      source.addServiceCIDR('off', ['10.0.8.0/24'], { ready: false });
+      const store = new MemoryStore({ syncOps });
+      const meta = new MetaAllocator('IPv4', source, { store });
+      const { router } = meta as unknown as { router: RecordRouter };
+      const ip = await meta.allocateNext();
+      store.createSync(rec('10.0.8.3')); // in a range not ready
+      store.createSync(rec('10.9.0.1')); // in no range: its ServiceCIDR deleted since, say
+      const start = router.lookUps;
+      const asked = ['10.0.3.9', '10.0.3.0', '10.0.8.3', '10.9.0.1', '10.9.0.2', 'fd00::1'];
+      const answers = [await meta.has(ip)];
+      for (const a of asked) answers.push(await meta.has(a));
+      expect(answers).toEqual([true, false, false, true, true, false, false]);
+      expect(router.lookUps).toBe(start);
+      meta.destroy();
+    },
+  );
 });
