@@ -42,7 +42,6 @@ import {
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
   nextTurn,
-  recordAnswer,
   BEING_DESTROYED,
   CHECK_ALLOCATE,
   STOP_SEARCHES,
@@ -50,6 +49,7 @@ import {
   type IPAddressRecord,
   type StoreCache,
   type SyncStoreOps,
+  storeHolds,
   syncAnswer,
   syncedAnswer,
   tellDeleteError,
@@ -93,7 +93,6 @@ const BAND_CHOSEN = 2;
 
 /** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
-const TRUE: Promise<boolean> = Promise.resolve(true);
 const FALSE: Promise<boolean> = Promise.resolve(false);
 
 /**
@@ -704,28 +703,10 @@ export class Allocator implements IPAllocator, Disposable {
     try {
       this.live();
       const name = parseCanonical(ip, this.fam, this.words);
-      return name === null ? FALSE : this.hasName(name);
+      return name === null ? FALSE : storeHolds(this.store, name);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'has'));
     }
-  }
-
-  /** has() of an address of this family its caller has parsed: `name` its canonical text. @internal for MetaAllocator */
-  hasParsed(name: string): Promise<boolean> {
-    try {
-      this.live();
-      return this.hasName(name);
-    } catch (e) {
-      return rejectSoon(e);
-    }
-  }
-
-  /** has's question to the store: whether the record `name` exists. */
-  private hasName(name: string): Promise<boolean> {
-    const sync = this.store.sync;
-    if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? TRUE : FALSE;
-    // an answer without a promise: as `await` takes it
-    return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
   }
 
   /** Calls `fn` for each allocated address of this family the cache holds (upstream ForEach: not filtered by CIDR). */

@@ -111,6 +111,7 @@ import {
   CHECK_ALLOCATE,
   STOP_SEARCHES,
   type Store,
+  storeHolds,
   syncAnswer,
   syncedAnswer,
   tellDeleteError,
@@ -325,10 +326,6 @@ interface Shared {
    */
   sourceHasSynced: (() => unknown) | null;
 }
-
-/** has()'s answers from a store with synchronous operations: resolved promises, shared. */
-const TRUE: Promise<boolean> = Promise.resolve(true);
-const FALSE: Promise<boolean> = Promise.resolve(false);
 
 const TWO53 = 9007199254740992;
 const TWO53_BIG = 9007199254740992n;
@@ -857,12 +854,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     try {
       this.live();
       const w = this.words;
-      if (parseAddrInto(ip, w) !== this.fam) return FALSE;
-      const name = canonicalOf(ip, this.fam, w);
-      const sync = this.store.sync;
-      if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? TRUE : FALSE;
-      // a store in plain JavaScript may answer without a promise: taken as `await` takes it
-      return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
+      if (parseAddrInto(ip, w) !== this.fam) return Promise.resolve(false);
+      return storeHolds(this.store, canonicalOf(ip, this.fam, w));
     } catch (err) {
       return rejectSoon(orUnbound(err, this, 'has'));
     }

@@ -281,6 +281,22 @@ export function cacheHolds(cache: StoreCache, name: string): boolean {
 /** Which read of a store answered for a name: its get (awaited), its sync.getSync, its cache's get. @internal */
 export type RecordRead = 'get' | 'sync.getSync' | 'cache.get';
 
+/** Shared answers of storeHolds on a store with synchronous operations. */
+const HOLDS: Promise<boolean> = Promise.resolve(true);
+const HOLDS_NOT: Promise<boolean> = Promise.resolve(false);
+
+/**
+ * has()'s question to `store`: whether it holds the record `name`. A store with synchronous
+ * operations is asked through getSync and answered with a shared, settled promise (no promise
+ * made per call); any other through get, whose answer may come without a promise (taken as
+ * `await` takes it). The store's errors throw or reject as they came. @internal
+ */
+export function storeHolds(store: Store, name: string): Promise<boolean> {
+  const sync = store.sync;
+  if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? HOLDS : HOLDS_NOT;
+  return Promise.resolve(store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
+}
+
 /**
  * What a store's `read` answered for the record named `name`: the record (an object with a
  * string name, as a watcher's event must carry: checkEventRecord), or null for none (undefined

@@ -406,7 +406,6 @@ const HIDDEN_UNDER_A_NAME = [
   'Allocator.allocateParsed',
   'Allocator.allocateNextFreeOnly',
   'Allocator.releaseParsed',
-  'Allocator.hasParsed',
   'Allocator.fullWhy',
   'Allocator.heldByCoolDown',
   'Allocator.checkAllocate',
