@@ -73,6 +73,7 @@ export interface CheckReport {
   schema: 'ipallocator/check/v1';
   context: string;
   server: string;
+  /** --grace in seconds: a whole number for whole seconds, up to three decimals for a part of one (1500ms: 1.5). */
   graceSeconds: number;
   /** Every problem found, IPAddress-loop findings first, each list by address. */
   findings: Finding[];

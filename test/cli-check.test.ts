@@ -316,6 +316,8 @@ describe('ipallocator check', () => {
       ['2m', 120, []],
       ['1m30s', 90, []], // strictly older than the grace, as upstream: 90 s is not past 90 s
       ['89.5s', 89.5, ['orphan']],
+      ['89500ms', 89.5, ['orphan']], // a part of a second in graceSeconds, to the millisecond (docs/cli.md)
+      ['89999ms', 89.999, ['orphan']],
       ['1m', 60, ['orphan']],
       ['90', 90, []],
       ['0s', 0, ['orphan']],
