@@ -211,7 +211,7 @@ function noCluster(kc: KubeConfig, file: string): string {
 /** A file a kubeconfig is read from, and how the command line came to it, for a message. */
 export interface KubeconfigFile {
   readonly path: string;
-  /** "--kubeconfig k", "$KUBECONFIG names /x/k", or "~/.kube/config". */
+  /** `--kubeconfig "k"`, `$KUBECONFIG names "/x/k"`, or `~/.kube/config`: a path quoted (quoteText). */
   readonly said: string;
 }
 
@@ -220,9 +220,9 @@ export interface KubeconfigFile {
  * loader's rule (config.ts defaultKubeconfigFiles): each of $KUBECONFIG, else ~/.kube/config.
  */
 export function kubeconfigFiles(given: string | undefined): KubeconfigFile[] {
-  if (given !== undefined) return [{ path: given, said: `--kubeconfig ${given}` }];
+  if (given !== undefined) return [{ path: given, said: `--kubeconfig ${quoteText(given)}` }];
   const { files, list } = defaultKubeconfigFiles();
-  return files.map((path) => ({ path, said: list === undefined ? '~/.kube/config' : `$KUBECONFIG names ${path}` }));
+  return files.map((path) => ({ path, said: list === undefined ? '~/.kube/config' : `$KUBECONFIG names ${quoteText(path)}` }));
 }
 
 /**
@@ -346,7 +346,7 @@ export class Cluster {
       throw (
         firstNotAKubeconfig(options.kubeconfig, givenText) ??
         new CliError(
-          `cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${kubeconfigLoadFailure(e)}`,
+          `cannot read ${options.kubeconfig === undefined ? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)' : quoteText(options.kubeconfig)}: ${kubeconfigLoadFailure(e)}`,
         )
       );
     }

@@ -170,7 +170,7 @@ describe('ipallocator: failures', () => {
     const named = (spelled: string) =>
       kubeconfig.replace('contexts:\n', `contexts:\n- name: ${spelled}\n  context: {cluster: double, user: tester}\n`);
     writeFileSync(c.kubeconfig, named(name));
-    const refused = `ipallocator: cannot read ${c.kubeconfig}: the name of entry 1 of contexts is read by YAML as ${read}, not as text, which kubectl cannot read either: quote it (name: "…")\n`;
+    const refused = `ipallocator: cannot read ${JSON.stringify(c.kubeconfig)}: the name of entry 1 of contexts is read by YAML as ${read}, not as text, which kubectl cannot read either: quote it (name: "…")\n`;
     for (const command of ['status', 'check']) {
       const r = await cli([command, '--kubeconfig', c.kubeconfig, '--context', name]);
       expect([r.code, r.stderr]).toEqual([2, refused]);
@@ -209,8 +209,23 @@ describe('ipallocator: failures', () => {
     const line = entry.startsWith('namespace') ? `${replaced}\n    ${entry}` : entry.startsWith('cluster') ? `    ${entry}` : entry;
     writeFileSync(c.kubeconfig, kubeconfig.replace(replaced, line));
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${c.kubeconfig}: ${said}\n`]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(c.kubeconfig)}: ${said}\n`]);
     expect(c.double.requests).toEqual([]);
+  });
+
+  // Regression: the path was shown bare, where every other message quotes it: "cannot read /tmp/a b
+  // c: …" read as a path that ends anywhere, and a line break in it started a line of its own
+  it('quotes the kubeconfig path it cannot read, a space or a line break in it shown as part of it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    try {
+      const path = join(dir, 'a b\nc');
+      writeFileSync(path, 'clusters: [\n');
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect(r.stderr).toMatch(/^ipallocator: cannot read "[^"\n]*\/a b\\nc": its YAML is malformed at line \d+, column \d+/);
+      expect(r.code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Regression: every failure without an HTTP status read "cannot reach the API server", also an
@@ -347,7 +362,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot read ${kc.path}: a cluster's server is not text (a number, as in server: 6443, true, a list): a server URL is scheme://host:port with an optional path\n`,
+        `ipallocator: cannot read ${JSON.stringify(kc.path)}: a cluster's server is not text (a number, as in server: 6443, true, a list): a server URL is scheme://host:port with an optional path\n`,
       );
     } finally {
       kc.remove();
@@ -687,7 +702,7 @@ describe('ipallocator: failures', () => {
       const { r, path } = await statusWithExecEntry((exec) => Object.assign(exec, entry));
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toMatch(
-        `ipallocator: cannot read ${path}: the exec entry of user "u" ${said}, which kubectl cannot read either (what it holds is not shown)`,
+        `ipallocator: cannot read ${JSON.stringify(path)}: the exec entry of user "u" ${said}, which kubectl cannot read either (what it holds is not shown)`,
       );
       expect(r.stderr).not.toContain('SECRET');
       expect(secure.double.requests).toEqual([]);
@@ -746,7 +761,7 @@ describe('ipallocator: failures', () => {
         expect([r.code, r.stdout]).toEqual([2, '']);
         const file = tokenFile.startsWith(dir) ? tokenFile : join(dir, tokenFile);
         expect(r.stderr).toBe(
-          `ipallocator: cannot read ${path}: the token-file ${JSON.stringify(file)} of user ${JSON.stringify(config.users[0].name)} cannot be read: ${said}\n`,
+          `ipallocator: cannot read ${JSON.stringify(path)}: the token-file ${JSON.stringify(file)} of user ${JSON.stringify(config.users[0].name)} cannot be read: ${said}\n`,
         );
       }
       expect(secure.double.requests).toEqual([]);
@@ -1198,7 +1213,7 @@ describe('ipallocator: failures', () => {
     try {
       const { r, path } = await statusWith(dir, where as 'cluster' | 'user', entry);
       expect(r.code).toBe(2);
-      expect(r.stderr).toBe(`ipallocator: cannot read ${path}: ${said}, which kubectl cannot read either\n`);
+      expect(r.stderr).toBe(`ipallocator: cannot read ${JSON.stringify(path)}: ${said}, which kubectl cannot read either\n`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -1470,7 +1485,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^ipallocator: cannot read [^\n]*: [^\n]*\(the text is not shown: it may hold a credential\)\n$/);
-      expect(r.stderr).toContain(`cannot read ${path}: ${said}`);
+      expect(r.stderr).toContain(`cannot read ${JSON.stringify(path)}: ${said}`);
       expect(r.stderr).not.toContain(TEST_TOKEN);
       expect(r.stderr).not.toContain('apiVersion');
     } finally {

@@ -150,6 +150,6 @@ export async function refusedAsRead(path: string, said: string, secret?: string)
     else process.env.KUBECONFIG = saved;
   }
   const r = await cli(['status', '--kubeconfig', path]);
-  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`]);
   if (secret !== undefined) expect(r.stderr).not.toContain(secret);
 }

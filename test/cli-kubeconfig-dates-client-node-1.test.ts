@@ -47,7 +47,7 @@ describe('a kubeconfig with unquoted dates, read by the command line with client
     const r = await cli(['status', '--kubeconfig', path]);
     expect([r.code, r.stderr]).toEqual([
       2,
-      `ipallocator: cannot read ${path}: the clusters[0].name is a date, not text, to the YAML reader of @kubernetes/client-node 1.x ` +
+      `ipallocator: cannot read ${JSON.stringify(path)}: the clusters[0].name is a date, not text, to the YAML reader of @kubernetes/client-node 1.x ` +
         '(js-yaml 4), which reads an unquoted 2024-01-01 or 2024-01-01T10:00:00Z as a date; the text written cannot be told from ' +
         'the file, where no one spelling reads as that date (what it holds is not shown): quote it in the kubeconfig ' +
         '("2024-01-01", not 2024-01-01), as kubectl and client-node 2.x read it as text\n',

@@ -296,7 +296,7 @@ describe('ipallocator map', () => {
         expect(r).toEqual({
           code: 2,
           stdout: '',
-          stderr: `ipallocator: --out ${JSON.stringify(out)} is the kubeconfig it reads (--kubeconfig ${c.kubeconfig}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+          stderr: `ipallocator: --out ${JSON.stringify(out)} is the kubeconfig it reads (--kubeconfig ${JSON.stringify(c.kubeconfig)}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
         });
         expect(readFileSync(c.kubeconfig, 'utf8')).toBe(before);
       }
@@ -342,9 +342,13 @@ describe('ipallocator map', () => {
       writeFileSync(homeConfig, before);
       try {
         for (const [list, out, said] of [
-          [c.kubeconfig, c.kubeconfig, `$KUBECONFIG names ${c.kubeconfig}`],
+          [c.kubeconfig, c.kubeconfig, `$KUBECONFIG names ${JSON.stringify(c.kubeconfig)}`],
           // the second file of the list
-          [[join(dir, 'missing'), homeConfig, c.kubeconfig].join(delimiter), c.kubeconfig, `$KUBECONFIG names ${c.kubeconfig}`],
+          [
+            [join(dir, 'missing'), homeConfig, c.kubeconfig].join(delimiter),
+            c.kubeconfig,
+            `$KUBECONFIG names ${JSON.stringify(c.kubeconfig)}`,
+          ],
           [undefined, homeConfig, '~/.kube/config'],
         ] as const) {
           if (list === undefined) delete process.env.KUBECONFIG;

@@ -215,11 +215,14 @@ describe('the token-file of the user in use alone is read, and none for an http:
     process.env.KUBECONFIG = path;
     expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
     expect(() => new KubernetesStore(undefined, { start: false })).toThrow(said);
-    expect(await cli(['status', '--kubeconfig', path])).toMatchObject({ code: 2, stderr: `ipallocator: cannot read ${path}: ${said}\n` });
+    expect(await cli(['status', '--kubeconfig', path])).toMatchObject({
+      code: 2,
+      stderr: `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`,
+    });
     const other = write(tls.folder, 'other', kubeconfig(tls.double.url, { users, contexts }));
     expect(await cli(['status', '--kubeconfig', other, '--context', 'dev'])).toMatchObject({
       code: 2,
-      stderr: `ipallocator: cannot read ${other}: ${said}\n`,
+      stderr: `ipallocator: cannot read ${JSON.stringify(other)}: ${said}\n`,
     });
     expect(tls.double.requests).toEqual([]);
   });

@@ -408,7 +408,7 @@ describe('the default kubeconfig', () => {
         expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(dup)}: ${said}`);
       }
       const r = await cli(['status', '--kubeconfig', dup]);
-      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${dup}: ${said}\n`]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(dup)}: ${said}\n`]);
       // a KubeConfig the caller loaded with client-node, which takes the file
       const kc = new KubeConfig();
       kc.loadFromFile(dup);
@@ -617,7 +617,7 @@ describe('the default kubeconfig', () => {
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(said);
       const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`]);
     });
 
     // Regression: the token-file's path was quoted with JSON.stringify, and Node's own message
@@ -960,7 +960,7 @@ describe('a user field that is no text', () => {
     const r = await cli(['status', '--kubeconfig', path]);
     expect([r.code, r.stderr]).toEqual([
       2,
-      `ipallocator: cannot read ${path}: the token-file of user "u" is a number, not text, and is not read\n`,
+      `ipallocator: cannot read ${JSON.stringify(path)}: the token-file of user "u" is a number, not text, and is not read\n`,
     ]);
     expect(fixture.double.requests).toEqual([]);
   });
@@ -1081,7 +1081,7 @@ describe('an insecure-skip-tls-verify that is no true or false', () => {
           `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said(cluster)}`,
         );
         const r = await cli(['status', '--kubeconfig', path]);
-        expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said(cluster)}\n`]);
+        expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said(cluster)}\n`]);
       }
       expect(fixture.double.requests).toEqual([]);
     },

@@ -211,7 +211,7 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       kc.setCurrentContext('other');
       writeFileSync(path, kc.exportConfig());
       const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${message}\n`]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${message}\n`]);
       expect(runs(dir)).toBe(0);
       expect(d.requests).toEqual([]);
     });
