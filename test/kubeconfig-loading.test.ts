@@ -15,6 +15,7 @@ import { authorizationsOfOneGet, until } from './k8s/helpers.ts';
 import {
   KubeconfigFileError,
   kubeConfigOrDefault,
+  kubeconfigLoadFailure,
   loadDefaultKubeconfig,
   loadGivenKubeconfig,
   loadKubeconfigText,
@@ -629,6 +630,29 @@ describe('the default kubeconfig', () => {
       const shown = JSON.stringify(tokenFile).slice(1, -1).replace('\u200b', '\\u200b');
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
         `the token-file "${shown}" of user "u" cannot be read: no such file or directory (ENOENT)`,
+      );
+    });
+
+    // Regression: a token-file client-node read itself (its key spelled with an escape, which the
+    // loader did not see) failed with Node's own message, "ENOENT: no such file or directory, open
+    // 'missing'", where every other file is said by its path and why in words
+    it("a token-file client-node reads itself is said by its path and why in words, not by Node's message", async () => {
+      const path = file('config', kubeconfigOfUser('https://127.0.0.1:1', '{"token\\x2dfile": "missing"}'));
+      const said = 'the token-file "missing" of a user in it cannot be read from the working directory: no such file or directory (ENOENT)';
+      process.env.KUBECONFIG = path;
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(path)}: ${said}`);
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`]);
+      // client-node's own load, a KubeConfig the loader did not read: the path as client-node was given it
+      const missing = join(dir, 'missing');
+      let thrown: unknown;
+      try {
+        new KubeConfig().loadFromString(kubeconfigOfUser('https://127.0.0.1:1', JSON.stringify({ 'token-file': missing })));
+      } catch (e) {
+        thrown = e;
+      }
+      expect(kubeconfigLoadFailure(thrown)).toBe(
+        `the token-file ${JSON.stringify(missing)} of a user in it cannot be read: no such file or directory (ENOENT)`,
       );
     });
 

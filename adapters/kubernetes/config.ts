@@ -679,9 +679,10 @@ export function kubeconfigLoadFailure(e: unknown): string {
   const { code, path } = e as { code?: unknown; path?: unknown };
   if (typeof code === 'string' && typeof path === 'string' && /[/\\]config_types\.[cm]?js\b/.test(e.stack ?? '')) {
     // a KubeConfig client-node loaded itself (kc.loadFromFile) read it from the working
-    // directory; loadKubeconfigText reads it itself (readTokenFiles), from the kubeconfig's folder
-    const relative = isAbsolute(path) ? '' : ', read relative to the working directory';
-    return `the token-file of a user in it cannot be read (${e.message}${relative})`;
+    // directory; loadKubeconfigText reads it itself (readTokenFiles), from the kubeconfig's folder.
+    // Said as every file is (fsFailure), not with fs's message, which names the path again.
+    const from = isAbsolute(path) ? '' : ' from the working directory';
+    return `the token-file ${quoteText(path)} of a user in it cannot be read${from}: ${fsFailure(e)}`;
   }
   const failedOn = fsFailedOn(e);
   if (failedOn !== undefined) return `${quoteText(failedOn)}: ${fsFailure(e)}`;
