@@ -34,9 +34,11 @@ const FS_FAILURES: Readonly<Record<string, string>> = {
  * `permission denied (EACCES)`; for ENOTDIR the part of the path that is no directory, when it
  * can be found (`"/srv/kube", a part of its path, is not a directory (ENOTDIR)`). A code without
  * words above is said with fs's own description, without the path it quotes
- * (`operation canceled (ECANCELED)`), or by itself; a failure that is no system error (a NUL in
- * the path: ERR_INVALID_ARG_VALUE) with its whole message, the code last. Undefined when `e`
- * carries no code (no fs failure).
+ * (`operation canceled (ECANCELED)`), or by itself; a NUL in the path, which Node refuses before
+ * any system call, as `a file name cannot hold a NUL character (\x00) (ERR_INVALID_ARG_VALUE)`;
+ * any other failure that is no system error with its message, without the value it quotes
+ * (`Received …`: the path the sentence names), the code last. Undefined when `e` carries no code
+ * (no fs failure).
  * @internal
  */
 export function fsFailure(e: unknown): string | undefined {
@@ -50,7 +52,12 @@ export function fsFailure(e: unknown): string | undefined {
   if (typeof message !== 'string' || message === '') return code;
   // a system error's message: "ECANCELED: operation canceled, read" or "…, open '/path'"
   const prefix = `${code}: `;
-  if (!message.startsWith(prefix)) return `${message} (${code})`; // no system error (ERR_INVALID_ARG_VALUE): its message is the why
+  if (!message.startsWith(prefix)) {
+    // no system error: Node refused the path before any call. Its message quotes the path
+    // ("… without null bytes. Received '/a\x00b'"), which the sentence names already.
+    if (/\bnull bytes\b/.test(message)) return `a file name cannot hold a NUL character (\\x00) (${code})`;
+    return `${message.replace(/\.? Received [\s\S]*$/, '')} (${code})`;
+  }
   const described = /^([^,']+)(?:,|$)/.exec(message.slice(prefix.length))?.[1]?.trim();
   return described ? `${described} (${code})` : code;
 }

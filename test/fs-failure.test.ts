@@ -19,7 +19,8 @@ describe('fsFailure', () => {
     expect(fsFailure(e)).toBe('operation canceled (ECANCELED)');
   });
 
-  it('keeps the message of a failure that is no system error, with its code last (a NUL in the path)', () => {
+  // Regression: Node's message was kept whole, and it quotes the path the sentence names already
+  it("says a NUL in the path in words, without the path Node's message quotes, its code last", () => {
     let thrown: unknown;
     try {
       readFileSync('/tmp/a\0b');
@@ -27,9 +28,14 @@ describe('fsFailure', () => {
       thrown = e;
     }
     expect((thrown as { code?: unknown }).code).toBe('ERR_INVALID_ARG_VALUE');
-    const why = fsFailure(thrown);
-    expect(why).toMatch(/without null bytes/);
-    expect(why).toMatch(/ \(ERR_INVALID_ARG_VALUE\)$/);
+    expect(fsFailure(thrown)).toBe('a file name cannot hold a NUL character (\\x00) (ERR_INVALID_ARG_VALUE)');
+  });
+
+  it('keeps the message of another failure that is no system error, without the value it quotes', () => {
+    const e = Object.assign(new TypeError(`The "path" argument must be of type string. Received type number (1)`), {
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
+    expect(fsFailure(e)).toBe('The "path" argument must be of type string (ERR_INVALID_ARG_TYPE)');
   });
 
   it('is undefined for an error without a code', () => {

@@ -656,6 +656,22 @@ describe('the default kubeconfig', () => {
       );
     });
 
+    // Regression: a NUL in a path was said with Node's message, which quotes the path again
+    // ("… without null bytes. Received '/tmp/a\\x00b'"): the path was shown twice
+    it('a path holding a NUL is said once, with why in words (a token-file, --kubeconfig)', async () => {
+      const tokenFile = join(dir, 'a\0b');
+      const why = 'a file name cannot hold a NUL character (\\x00) (ERR_INVALID_ARG_VALUE)';
+      const path = file('config', withTokenFile(tokenFile));
+      process.env.KUBECONFIG = path;
+      const said = `the token-file ${JSON.stringify(tokenFile).replace('\\u0000', '\\x00')} of user "u" cannot be read: ${why}`;
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(path)}: ${said};`);
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`]);
+      const given = await cli(['status', '--kubeconfig', tokenFile]);
+      const shown = JSON.stringify(tokenFile).replace('\\u0000', '\\x00');
+      expect([given.code, given.stderr]).toEqual([2, `ipallocator: cannot read the file --kubeconfig names (${shown}): ${why}\n`]);
+    });
+
     it('a named pipe nothing writes to is waited for 5 s, not for ever', { timeout: 20_000 }, async () => {
       if (process.platform === 'win32') return;
       const fifo = join(dir, 'pipe');
