@@ -633,16 +633,10 @@ describe('the default kubeconfig', () => {
       );
     });
 
-    // Regression: a token-file client-node read itself (its key spelled with an escape, which the
-    // loader did not see) failed with Node's own message, "ENOENT: no such file or directory, open
-    // 'missing'", where every other file is said by its path and why in words
-    it("a token-file client-node reads itself is said by its path and why in words, not by Node's message", async () => {
-      const path = file('config', kubeconfigOfUser('https://127.0.0.1:1', '{"token\\x2dfile": "missing"}'));
-      const said = 'the token-file "missing" of a user in it cannot be read from the working directory: no such file or directory (ENOENT)';
-      process.env.KUBECONFIG = path;
-      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(path)}: ${said}`);
-      const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`]);
+    // Regression: a token-file client-node read itself (as it loads a KubeConfig of the caller's)
+    // failed with Node's own message, "ENOENT: no such file or directory, open '…'", where every
+    // other file is said by its path and why in words
+    it("a token-file client-node reads itself is said by its path and why in words, not by Node's message", () => {
       // client-node's own load, a KubeConfig the loader did not read: the path as client-node was given it
       const missing = join(dir, 'missing');
       let thrown: unknown;
@@ -654,6 +648,22 @@ describe('the default kubeconfig', () => {
       expect(kubeconfigLoadFailure(thrown)).toBe(
         `the token-file ${JSON.stringify(missing)} of a user in it cannot be read: no such file or directory (ENOENT)`,
       );
+    });
+
+    // Regression: a token-file key spelled with an escape ("token\\x2dfile", which YAML reads as
+    // token-file) was not seen by the loader: client-node read it itself, from the working directory
+    // rather than the kubeconfig's folder, and every user's, the ones not in use too
+    it('a token-file key spelled with an escape is read as the plain key is: from the kubeconfig folder, the user in use only', async () => {
+      const text = (user: string) =>
+        kubeconfigOfUser('https://127.0.0.1:1', user).replace('users:\n', 'users:\n- name: other\n  user: {"token\\x2dfile": "gone"}\n');
+      writeFileSync(join(dir, 'token'), 'from-the-folder\n');
+      process.env.KUBECONFIG = file('config', text('{"token\\x2dfile": "token"}'));
+      expect(loaded().getCurrentUser()?.token).toBe('from-the-folder');
+      const path = file('config', text('{"token\\x2dfile": "missing"}'));
+      const said = `the token-file ${JSON.stringify(join(dir, 'missing'))} of user "u" cannot be read: no such file or directory (ENOENT)`;
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(path)}: ${said}`);
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${JSON.stringify(path)}: ${said}\n`]);
     });
 
     // Regression: a NUL in a path was said with Node's message, which quotes the path again

@@ -597,7 +597,9 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
     const { doc } = givenDoc();
     return Array.isArray(doc?.users) ? (doc as { users: unknown[] }) : undefined;
   };
-  const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? users() : undefined;
+  // parsed only when a user may name a token-file or impersonate: the key in the text, or an
+  // escape, which a double-quoted key may spell it with ("token\x2dfile" is token-file to YAML)
+  const doc = text.includes('\\') || [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? users() : undefined;
   const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
   const textOf = (): string => {
     const { doc, setAside } = givenDoc();
