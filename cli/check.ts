@@ -120,8 +120,7 @@ export const INTERRUPTED = 'interrupted (Ctrl-C)';
 
 /** A Service's ClusterIP as findProblems reads it once: `addr` and its IPAddress `name` undefined when it is no address. */
 interface ClusterIPRead {
-  /** The Service, "namespace/name". */
-  readonly key: string;
+  readonly svc: ServiceRecord;
   /** As the Service writes it. */
   readonly ip: string;
   readonly addr: Addr | undefined;
@@ -130,6 +129,9 @@ interface ClusterIPRead {
 
 const isService = (p: ParentRef | null): p is ParentRef => p !== null && (p.group ?? '') === '' && p.resource === 'services';
 const serviceKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
+const keyOf = (svc: ServiceRecord) => serviceKey(svc.namespace, svc.name);
+/** The fields a Service-loop finding about `svc`'s ClusterIP `ip` starts from; built for a finding only, as its key is. */
+const serviceFinding = (svc: ServiceRecord, ip: string) => ({ ip, service: keyOf(svc), fix: null, markedForDeletion: null }) as const;
 
 /**
  * Applies the repair rules to one listing. `now` in ms since the epoch. An IPAddress name listed
@@ -140,8 +142,14 @@ export function findProblems(
   input: { ipAddresses: readonly ListedIPAddress[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
   options: { now: number; graceMs: number },
 ): { findings: Finding[]; pending: CheckReport['pending'] } {
-  const services = new Map<string, ServiceRecord>();
-  for (const s of input.services) services.set(serviceKey(s.namespace, s.name), s);
+  // namespace → name → Service: a lookup builds no "namespace/name" text (10^5 strings to collect)
+  const services = new Map<string, Map<string, ServiceRecord>>();
+  for (const s of input.services) {
+    const inNamespace = services.get(s.namespace);
+    if (inNamespace === undefined) services.set(s.namespace, new Map([[s.name, s]]));
+    else inNamespace.set(s.name, s);
+  }
+  const serviceOf = (namespace: string | undefined, name: string) => services.get(namespace ?? '')?.get(name);
   const { ipAddresses, listedTimes, find } = onePerName(input.ipAddresses);
   const listedNote = (name: string) => {
     const times = listedTimes.get(name);
@@ -157,12 +165,11 @@ export function findProblems(
   // one Service, or more as an array: nearly every address has one, and an array each is 10^5 objects more to collect
   const holders = new Map<string, ServiceRecord | ServiceRecord[]>();
   for (const svc of input.services) {
-    const key = serviceKey(svc.namespace, svc.name);
     for (const ip of svc.clusterIPs) {
       if (ip === '' || ip === 'None') continue;
       const addr = parseClusterIP(ip);
       const name = addr === undefined ? undefined : formatAddr(addr.version, addr.words);
-      clusterIPs.push({ key, ip, addr, name });
+      clusterIPs.push({ svc, ip, addr, name });
       if (name === undefined) continue;
       const held = holders.get(name);
       if (held === undefined) holders.set(name, svc);
@@ -181,7 +188,7 @@ export function findProblems(
   const ipFindings: Finding[] = [];
   for (const r of ipAddresses) {
     if (r.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) continue;
-    const verdict = ipAddressVerdict(r, services.get(serviceKey(r.parentRef?.namespace, r.parentRef?.name ?? '')), holdsName, options);
+    const verdict = ipAddressVerdict(r, serviceOf(r.parentRef?.namespace, r.parentRef?.name ?? ''), holdsName, options);
     if (verdict === undefined) continue;
     const owner = ownerText(r);
     if (verdict.kind === 'pending') {
@@ -210,78 +217,77 @@ export function findProblems(
   const svcFindings: Finding[] = [];
   // IPAddress name → the first Service found holding it without an IPAddress: the repair loop
   // creates the object for one of them and then finds the address allocated twice for the others
-  const missingFor = new Map<string, string>();
-  for (const { key, ip, addr, name } of clusterIPs) {
-    const base = { ip, service: key, fix: null, markedForDeletion: null } as const;
+  const missingFor = new Map<string, ServiceRecord>();
+  for (const { svc, ip, addr, name } of clusterIPs) {
     if (addr === undefined || name === undefined) {
       svcFindings.push({
-        ...base,
+        ...serviceFinding(svc, ip),
         kind: 'invalid-cluster-ip',
         owner: null,
-        message: `Service ${named(key)} has ClusterIP ${quoteText(cutMessage(ip))}, which is not an IP address; recreate the Service`,
+        message: `Service ${named(keyOf(svc))} has ClusterIP ${quoteText(cutMessage(ip))}, which is not an IP address; recreate the Service`,
       });
       continue;
     }
     if (!ranges.some((r) => holds(r, addr))) {
       svcFindings.push({
-        ...base,
+        ...serviceFinding(svc, ip),
         kind: 'out-of-range',
         owner: null,
-        message: `ClusterIP ${named(ip)} of Service ${named(key)} is not within any ServiceCIDR; recreate the Service`,
+        message: `ClusterIP ${named(ip)} of Service ${named(keyOf(svc))} is not within any ServiceCIDR; recreate the Service`,
       });
       continue;
     }
     const obj = find(name);
     const first = obj === undefined ? missingFor.get(name) : undefined;
-    if (first !== undefined && first !== key) {
+    if (first !== undefined && (first.namespace !== svc.namespace || first.name !== svc.name)) {
       svcFindings.push({
-        ...base,
+        ...serviceFinding(svc, ip),
         kind: 'duplicate',
         owner: null,
-        message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(first)}, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other`,
+        message: `ClusterIP ${named(ip)} is held by Service ${named(keyOf(svc))} and by Service ${named(keyOf(first))}, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other`,
       });
       continue;
     }
     if (obj === undefined) {
-      missingFor.set(name, key);
+      missingFor.set(name, svc);
       svcFindings.push({
-        ...base,
+        ...serviceFinding(svc, ip),
         kind: 'missing',
         owner: null,
-        message: `ClusterIP ${named(ip)} of Service ${named(key)} has no IPAddress object; kube-apiserver's repair loop creates it`,
+        message: `ClusterIP ${named(ip)} of Service ${named(keyOf(svc))} has no IPAddress object; kube-apiserver's repair loop creates it`,
       });
       continue;
     }
     const ref = obj.parentRef;
     if (!isService(ref)) {
       svcFindings.push({
-        ...base,
+        ...serviceFinding(svc, ip),
         kind: 'held-by-other',
         owner: ownerText(obj),
         markedForDeletion: deletionOf(obj),
-        message: `IPAddress ${name} for Service ${named(key)} references ${referenced(obj)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
+        message: `IPAddress ${name} for Service ${named(keyOf(svc))} references ${referenced(obj)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
       });
       continue;
     }
-    if (serviceKey(ref.namespace, ref.name) !== key) {
+    if ((ref.namespace ?? '') !== svc.namespace || ref.name !== svc.name) {
       const owner = ownerText(obj);
-      const other = services.get(serviceKey(ref.namespace, ref.name));
+      const other = serviceOf(ref.namespace, ref.name);
       if (other !== undefined && holdsName(other, name)) {
         svcFindings.push({
-          ...base,
+          ...serviceFinding(svc, ip),
           kind: 'duplicate',
           owner,
           markedForDeletion: deletionOf(obj),
-          message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them${deletionNote(obj)}${listedNote(name)}`,
+          message: `ClusterIP ${named(ip)} is held by Service ${named(keyOf(svc))} and by Service ${named(owner!)}; recreate one of them${deletionNote(obj)}${listedNote(name)}`,
         });
       } else {
         const why = other === undefined ? 'which does not exist' : 'which does not hold it';
         svcFindings.push({
-          ...base,
+          ...serviceFinding(svc, ip),
           kind: 'held-by-other',
           owner,
           markedForDeletion: deletionOf(obj),
-          message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}${deletionNote(obj)}${listedNote(name)}`,
+          message: `IPAddress ${name} for Service ${named(keyOf(svc))} references Service ${named(owner!)}, ${why}${deletionNote(obj)}${listedNote(name)}`,
         });
       }
       continue;
@@ -295,11 +301,11 @@ export function findProblems(
       .filter(([label, value]) => obj.labels[label!] !== value)
       .map(([label, value]) => `${label}=${value}`);
     svcFindings.push({
-      ...base,
+      ...serviceFinding(svc, ip),
       kind: 'bad-labels',
       owner: ownerText(obj),
       markedForDeletion: deletionOf(obj),
-      message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
+      message: `IPAddress ${name} of Service ${named(keyOf(svc))} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
     });
   }
   // not push(...): each finding would be an argument, and 10^5 of them overflow the stack
