@@ -860,7 +860,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   let rangeMap: RangeMap;
   let source: string;
   if (values.snapshot !== undefined) {
-    const said = snapshotFile ?? 'standard input';
+    const said = snapshotFile === undefined ? 'standard input' : quoteText(snapshotFile);
     const range =
       snapshotFile === undefined ? parseSnapshot(core, await readStdinSnapshot(io.stdin), said) : readSnapshot(core, snapshotFile);
     try {
@@ -1006,15 +1006,16 @@ const snapshotTooLarge = (said: string) =>
 
 /** Reads a snapshot file (at most SNAPSHOT_MAX_BYTES; see parseSnapshot). Throws CliError naming the file. */
 function readSnapshot(core: typeof WithCore, path: string): Range {
-  const notAFile = (what: string) => new CliError(`${path} is not a snapshot file: it is ${what}, not a regular file`);
+  const said = quoteText(path);
+  const notAFile = (what: string) => new CliError(`${said} is not a snapshot file: it is ${what}, not a regular file`);
   let text: string;
   try {
-    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, () => snapshotTooLarge(path), notAFile);
+    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, () => snapshotTooLarge(said), notAFile);
   } catch (e) {
     if (e instanceof CliError) throw e;
     throw unreadableFile('--snapshot', path, e);
   }
-  return parseSnapshot(core, text, path);
+  return parseSnapshot(core, text, said);
 }
 
 /** A snapshot from standard input (`--snapshot -`) as text, read to its end, at most SNAPSHOT_MAX_BYTES. */
@@ -1035,20 +1036,20 @@ async function readStdinSnapshot(input: Readable): Promise<string> {
  * A snapshot's text as a Range: a RangeSnapshot as JSON, its data in base64 —
  * {"range": CIDR, "data": base64, "length": n, "checksum": crc32}. With length and checksum the
  * copy is verified (Range.fromSnapshot); one with only range and data is restored as it is.
- * Throws CliError naming `path` (the file, or standard input).
+ * Throws CliError naming the snapshot as `said` (the file's path quoted, or standard input).
  */
-function parseSnapshot(core: typeof WithCore, text: string, path: string): Range {
+function parseSnapshot(core: typeof WithCore, text: string, said: string): Range {
   const expected = 'expected {"range": "<cidr>", "data": "<base64>", "length": <n>, "checksum": <crc32>}';
   let parsed: unknown;
   try {
     // a byte order mark, as some editors on Windows save UTF-8, is no part of the JSON
     parsed = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch {
-    throw new CliError(`${path} is not a snapshot file: not JSON (${expected})`);
+    throw new CliError(`${said} is not a snapshot file: not JSON (${expected})`);
   }
   const snap = parsed as { range?: unknown; data?: unknown; length?: unknown; checksum?: unknown };
   if (typeof snap !== 'object' || snap === null || typeof snap.range !== 'string' || typeof snap.data !== 'string') {
-    throw new CliError(`${path} is not a snapshot file: ${expected}`);
+    throw new CliError(`${said} is not a snapshot file: ${expected}`);
   }
   // Line breaks are left out, as `base64 -d` leaves them out: `base64` wraps its output
   // at 76 characters, and a snapshot's data pasted from it must read the same.
@@ -1058,7 +1059,7 @@ function parseSnapshot(core: typeof WithCore, text: string, path: string): Range
   const digits = base64.replace(/=+$/, '').length;
   const padded = base64.length !== digits;
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64) || digits % 4 === 1 || (padded && base64.length % 4 !== 0)) {
-    throw new CliError(`${path}: the snapshot's data is not base64 (A–Z, a–z, 0–9, + and /, then at most two =)`);
+    throw new CliError(`${said}: the snapshot's data is not base64 (A–Z, a–z, 0–9, + and /, then at most two =)`);
   }
   const data = new Uint8Array(Buffer.from(base64, 'base64'));
   try {
@@ -1075,7 +1076,7 @@ function parseSnapshot(core: typeof WithCore, text: string, path: string): Range
     }
     return range;
   } catch (e) {
-    if (e instanceof IPAllocatorError) throw new CliError(`${path}: ${e.message}`);
+    if (e instanceof IPAllocatorError) throw new CliError(`${said}: ${e.message}`);
     throw e;
   }
 }

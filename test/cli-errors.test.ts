@@ -2041,7 +2041,7 @@ describe('ipallocator: failures', () => {
     rmSync(dirname(file), { recursive: true, force: true });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^ipallocator: .*junk\.json is not a snapshot file: not JSON [^\n]*\n$/);
+    expect(result.stderr).toMatch(/^ipallocator: ".*junk\.json" is not a snapshot file: not JSON [^\n]*\n$/);
   });
 });
 

@@ -541,7 +541,7 @@ describe('ipallocator map', () => {
       range.destroy();
       const other = await cli(['map', '10.2.0.0/24', '--snapshot', file]);
       expect(other.code).toBe(2);
-      expect(other.stderr).toContain(`the snapshot in ${file} is of 10.1.0.0/24, not 10.2.0.0/24`);
+      expect(other.stderr).toContain(`the snapshot in ${JSON.stringify(file)} is of 10.1.0.0/24, not 10.2.0.0/24`);
       writeFileSync(join(dir, 'junk.json'), 'not json');
       const junk = await cli(['map', '--snapshot', join(dir, 'junk.json')]);
       expect(junk.code).toBe(2);
@@ -552,7 +552,7 @@ describe('ipallocator map', () => {
       writeFileSync(join(dir, 'bad.json'), JSON.stringify({ ...snap, data: bytes.toString('base64') }));
       const bad = await cli(['map', '--snapshot', join(dir, 'bad.json')]);
       expect(bad.code).toBe(2);
-      expect(bad.stderr).toMatch(/bad\.json: .*checksum/i);
+      expect(bad.stderr).toMatch(/bad\.json": .*checksum/i);
       expect(bad.stderr).not.toMatch(/\n\s+at /);
     });
 
@@ -595,7 +595,7 @@ describe('ipallocator map', () => {
       const dev = await cli(['map', '--snapshot', '/dev/null', '--out', '/dev/null']);
       expect([dev.code, dev.stderr]).toEqual([
         2,
-        'ipallocator: /dev/null is not a snapshot file: it is a character device, not a regular file\n',
+        'ipallocator: "/dev/null" is not a snapshot file: it is a character device, not a regular file\n',
       ]);
     });
 
@@ -624,7 +624,7 @@ describe('ipallocator map', () => {
       const tooBig = await cli(['map', '--snapshot', big, '--out', join(dir, 'big.svg')]);
       expect(tooBig.code).toBe(2);
       expect(tooBig.stderr).toBe(
-        `ipallocator: ${big} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is about 102 MiB)\n`,
+        `ipallocator: ${JSON.stringify(big)} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is about 102 MiB)\n`,
       );
       // Regression: a device without end was read up to the bound, and a named pipe nothing
       // writes to held the command for ever (opening it waited for a writer): it is waited for 5 s.
@@ -636,7 +636,10 @@ describe('ipallocator map', () => {
         [dir, 'a directory'],
       ] as const) {
         const r = await cli(['map', '--snapshot', path, '--out', join(dir, 'not-drawn.svg')]);
-        expect([r.code, r.stderr]).toEqual([2, `ipallocator: ${path} is not a snapshot file: it is ${what}, not a regular file\n`]);
+        expect([r.code, r.stderr]).toEqual([
+          2,
+          `ipallocator: ${JSON.stringify(path)} is not a snapshot file: it is ${what}, not a regular file\n`,
+        ]);
       }
       expect(existsSync(join(dir, 'not-drawn.svg'))).toBe(false);
     });
@@ -665,11 +668,11 @@ describe('ipallocator map', () => {
       for (const data of [`${text.slice(0, 8)}!${text.slice(9)}`, 'AAAAA', 'A=', 'AAAAA=', 'AA=', 'QU JD', '\u00a0AAAA']) {
         const r = await cli(['map', '--snapshot', writeJson('notb64.json', { ...snap, data, length: undefined, checksum: undefined })]);
         expect([data, r.code]).toEqual([data, 2]);
-        expect(r.stderr).toContain("notb64.json: the snapshot's data is not base64");
+        expect(r.stderr).toContain('notb64.json": the snapshot\'s data is not base64');
       }
       const bad = await cli(['map', '--snapshot', writeJson('notb64.json', { ...snap, data: `${text.slice(0, 8)}!${text.slice(9)}` })]);
       expect(bad.code).toBe(2);
-      expect(bad.stderr).toContain("notb64.json: the snapshot's data is not base64");
+      expect(bad.stderr).toContain('notb64.json": the snapshot\'s data is not base64');
     });
   });
 
