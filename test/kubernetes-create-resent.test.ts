@@ -111,6 +111,16 @@ describe('a create committed but answered with a ServerTimeout, sent again and a
     expect((err as Error).message).toContain('reading it back failed');
     expect(d.requestsOf('get').length).toBe(1);
   });
+
+  it('the read-back failing: the error names the status the first send was answered with', async () => {
+    const s = store();
+    d.timeOutAfterCommit('create');
+    d.failNext('get', 1, 503);
+    const err = await outcome(s.create(record('10.0.0.1')));
+    expect((err as Error).message).toMatch(
+      /^create ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server answered 500 with a Retry-After, waited out as it asked; sent again, it met an object of that name \(409 AlreadyExists\); the object may have been created, and reading it back failed: HTTP 503 /,
+    );
+  });
 });
 
 describe('another object of that name stays a collision', () => {

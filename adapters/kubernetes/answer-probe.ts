@@ -132,7 +132,7 @@ export function notTheApiServersAnswer(redirect: Redirected, verb: string, statu
 export async function requestJson(
   requests: ApiRequests,
   target: RequestTarget,
-  call: (options: ConfigurationOptions, afterServerError: boolean) => Promise<unknown>,
+  call: (options: ConfigurationOptions, afterServerError: number | undefined) => Promise<unknown>,
   malformed: (what: string) => Error,
   onWait?: (error: KubernetesApiError, seconds: number) => void,
   options?: { resendAfterServerError?: boolean },

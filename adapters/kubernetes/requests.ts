@@ -145,10 +145,12 @@ export class ApiRequests {
    * the seconds it is waited out for, as it comes (a list's caller reports it meanwhile, and sends
    * nothing before that wait is over even when the deadline ends the request first).
    *
-   * A 5xx does not say the request went unhandled: `call` is told, as `afterServerError`, that an
-   * earlier attempt was answered with one and may have taken effect (a delete sent again then
-   * names the object it meant, by uid). With `resendAfterServerError: false` such an answer is
-   * final: a request that cannot be made safe to repeat is not sent again.
+   * A 5xx does not say the request went unhandled: `call` is told, as `afterServerError`, the
+   * status of the first 5xx an earlier attempt was answered with and waited out (undefined while
+   * there was none): that attempt may have taken effect (a delete sent again then names the object
+   * it meant, by uid), and a message about the outcome can name it. With
+   * `resendAfterServerError: false` such an answer is final: a request that cannot be made safe
+   * to repeat is not sent again.
    *
    * A request that fetch followed to another origin than the API server's (a redirect) is
    * remembered so: `onRedirect` hears that origin when it answers, and an error it fails with is
@@ -162,7 +164,7 @@ export class ApiRequests {
    */
   async run<T>(
     target: RequestTarget,
-    call: (options: ConfigurationOptions, afterServerError: boolean) => Promise<T>,
+    call: (options: ConfigurationOptions, afterServerError: number | undefined) => Promise<T>,
     onWait?: (error: KubernetesApiError, seconds: number) => void,
     {
       resendAfterServerError = true,
@@ -222,7 +224,7 @@ export class ApiRequests {
                   },
                   route,
                 ),
-                waited.some((code) => code !== 429),
+                waited.find((code) => code !== 429),
               ),
             ),
             aborted,

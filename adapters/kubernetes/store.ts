@@ -201,6 +201,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let created: unknown;
       // whether the send answered now is not this create's first (after a 5xx, or a read-back)
       let sendIsResend = false;
+      // the status of the 5xx an earlier send was answered with and waited out, when it was one
+      let serverError: number | undefined;
       // the failure of the first send, when it was sent again after a read-back
       let earlier: Error | undefined;
       for (let sentAgainAfterReadBack = false; ; ) {
@@ -209,7 +211,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             this[REQUESTS],
             { verb: 'create', resource: RESOURCE, name: record.name },
             (opts, afterServerError) => {
-              sendIsResend = sentAgainAfterReadBack || afterServerError;
+              serverError = afterServerError;
+              sendIsResend = sentAgainAfterReadBack || afterServerError !== undefined;
               return this.api.createIPAddress({ body: body as never, fieldManager: manager }, opts);
             },
             malformed,
@@ -224,7 +227,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             if (!sendIsResend) throw e;
             const found = await this.readBack(body, manager);
             // not read: the object there may be this create's own, which a collision would leave behind
-            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier), found.failed, undefined);
+            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier, serverError), found.failed, undefined);
             if (found.own === undefined) throw e;
             created = found.own;
             break;
@@ -346,7 +349,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             this[REQUESTS],
             { verb: 'delete', resource: RESOURCE, name },
             (opts, afterServerError) => {
-              sendIsResend = sentAgainAfterReadBack || afterServerError;
+              sendIsResend = sentAgainAfterReadBack || afterServerError !== undefined;
               return this.api.deleteIPAddress(sendIsResend ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
             },
             malformed,
@@ -449,12 +452,14 @@ interface ReadBack {
 
 /**
  * The error of a create sent again — after a read-back that found nothing once `earlier` had
- * failed (its answer lost, or a 5xx), else after a 5xx it waited out — that met an object of its name (409), which may be the one its earlier send stored:
+ * failed (its answer lost, or a 5xx), else after the 5xx `serverError` it waited out — that met
+ * an object of its name (409), which may be the one its earlier send stored:
  * `create ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: …; sent again, it met an
- * object of that name (409 AlreadyExists)`. Its cause is `earlier`.
+ * object of that name (409 AlreadyExists)`, or `…: the server answered 500 with a Retry-After,
+ * waited out as it asked; sent again, it met …`. Its cause is `earlier`.
  */
-function metOnResend(name: string, earlier: Error | undefined): KubernetesApiError {
-  const before = earlier === undefined ? 'sent again after a 5xx answer it waited out' : `${detailOf(earlier, 'create', name)}; sent again`;
+function metOnResend(name: string, earlier: Error | undefined, serverError: number | undefined): KubernetesApiError {
+  const before = earlier === undefined ? `${waitedOut(serverError)}; sent again` : `${detailOf(earlier, 'create', name)}; sent again`;
   return new KubernetesApiError(
     'create',
     RESOURCE,
@@ -464,6 +469,14 @@ function metOnResend(name: string, earlier: Error | undefined): KubernetesApiErr
     `${before}, it met an object of that name (409 AlreadyExists)`,
     earlier,
   );
+}
+
+/**
+ * What a send sent again after the 5xx `serverError` (its status; undefined: not known) it waited
+ * out met first, for a message: `the server answered 500 with a Retry-After, waited out as it asked`.
+ */
+function waitedOut(serverError: number | undefined): string {
+  return `the server answered ${serverError ?? 'a 5xx'} with a Retry-After, waited out as it asked`;
 }
 
 /**
