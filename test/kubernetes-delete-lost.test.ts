@@ -125,6 +125,32 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
     expect([deletes(), uids()]).toEqual([[null], [otherUid]]);
   });
 
+  it('sent again after a ServerTimeout, its uid precondition failing (409) as another object took the name: resolves, read back, and the other is not deleted', async () => {
+    const { s, uid } = await holding('10.0.0.1', 5000);
+    d.timeOutAfterCommit('delete'); // deleted, then answered 500 with Retry-After: 1
+    const deleting = s.delete('10.0.0.1');
+    await Promise.race([until(() => uids().length === 0, 'the first send to delete it'), deleting.catch(() => {})]);
+    const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: DB } });
+    const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+    expect(await outcome(deleting)).toEqual({ resolved: undefined });
+    expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 1, [otherUid]]);
+  });
+
+  it('sent again after a ServerTimeout and met by a 409, the read-back failing: the error names the 500 the first send met and says the outcome is unknown', async () => {
+    const { s } = await holding('10.0.0.1', 5000);
+    d.timeOutAfterCommit('delete');
+    d.failNext('get', 1, 503);
+    const deleting = s.delete('10.0.0.1');
+    await Promise.race([until(() => uids().length === 0, 'the first send to delete it'), deleting.catch(() => {})]);
+    d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: DB } });
+    const err = await outcome(deleting);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toMatch(
+      /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server answered 500 with a Retry-After, waited out as it asked; sent again naming the uid it meant, it met another object of that name \(409 Conflict\); the object may have been deleted, and reading it back failed: HTTP 503 /,
+    );
+    expect(uids().length).toBe(1);
+  });
+
   it('an object a finalizer holds, marked for deletion when read back: resolves, and it stays in the cache until the watch reports it gone', async () => {
     const s = store();
     await s.waitForSync();

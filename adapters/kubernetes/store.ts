@@ -44,7 +44,7 @@ import {
 } from './config.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
-import { KubernetesApiError, malformedAnswer, translate } from './errors.ts';
+import { KubernetesApiError, malformedAnswer, redirectedTo, translate } from './errors.ts';
 import { answerBegan, ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -310,11 +310,12 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * Deletes the IPAddress `name`; 404 → NotFoundError. Gone from the cache when this resolves
    * (read-your-writes) — unless a finalizer holds the object: the server then only marks it for
    * deletion, and it stays in the cache until the watch reports it gone. A delete whose answer was
-   * lost, or that was answered 500, 502, 503 or 504 and not sent again, reads the object back:
-   * gone, or another object (another uid) there, it resolves (that object is not deleted); the
-   * object of the uid the cache holds still there, it is sent once more naming that uid. Without
-   * a uid known, an object there leaves the failure standing; a read-back that fails rejects with
-   * a KubernetesApiError saying that whether the object was deleted is unknown.
+   * lost, or that was answered 500, 502, 503 or 504 and not sent again, or that was sent again
+   * after a 5xx naming the uid the cache holds and met another object there (409), reads the
+   * object back: gone, or another object (another uid) there, it resolves (that object is not
+   * deleted); the object of the uid the cache holds still there, it is sent once more naming that
+   * uid. Without a uid known, an object there leaves the failure standing; a read-back that fails
+   * rejects with a KubernetesApiError saying that whether the object was deleted is unknown.
    */
   delete(this: object, name: string): Promise<void>;
   async delete(this: KubernetesStore, name: string): Promise<void> {
@@ -343,12 +344,15 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // whether the send answered now names `uid` as a precondition: sent again after a 5xx, or
       // after a read-back found the object it meant still there
       let sendIsResend = false;
+      // the status of the 5xx an earlier send was answered with and waited out, when it was one
+      let serverError: number | undefined;
       for (let sentAgainAfterReadBack = false; ; ) {
         try {
           const reply = await requestJson(
             this[REQUESTS],
             { verb: 'delete', resource: RESOURCE, name },
             (opts, afterServerError) => {
+              serverError = afterServerError;
               sendIsResend = sentAgainAfterReadBack || afterServerError !== undefined;
               return this.api.deleteIPAddress(sendIsResend ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
             },
@@ -363,22 +367,23 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           outcome = deleteOutcome(reply);
           break;
         } catch (err) {
-          const e = translate(err, 'delete', RESOURCE, name, this[REQUESTS].server);
-          // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
-          // after a 5xx says only that the object there is not the one the cache knew, which may
-          // be stale (our own re-create it has not shown yet): it is the answer, and nothing is
-          // taken as deleted. After a read-back found the object of that uid there, it says that
-          // object went meanwhile: deleted, as meant.
-          if (
-            sendIsResend &&
-            (e.name === 'NotFoundError' || (sentAgainAfterReadBack && e instanceof KubernetesApiError && e.code === 409))
-          ) {
+          let e = translate(err, 'delete', RESOURCE, name, this[REQUESTS].server);
+          // A 409 to a send naming the uid: its precondition failed, another object of that name is
+          // there (404 when there is none). Not one from a host a redirect took the request to,
+          // which says nothing of this object.
+          const conflict = sendIsResend && e instanceof KubernetesApiError && e.code === 409 && redirectedTo(err) === undefined;
+          // Sent again and gone (404): the earlier send deleted it. A 409 after a read-back found
+          // the object of that uid there says that object went meanwhile: deleted, as meant.
+          if (sendIsResend && (e.name === 'NotFoundError' || (sentAgainAfterReadBack && conflict))) {
             outcome = { finished: true, uid: uid! };
             break;
           }
           // Sent, and its answer lost (the connection dropped, the deadline passed) or a 5xx that
-          // does not say it was left undone (mayHaveTakenEffect): read back.
-          if (!mayHaveTakenEffect(err)) throw e;
+          // does not say it was left undone (mayHaveTakenEffect): read back. So is a 409 to the
+          // send after a 5xx: the object meant may be gone (that 5xx's send deleted it) and
+          // another there, or the uid the cache held may be stale; what is there tells.
+          if (conflict) e = conflictOnResend(name, e as KubernetesApiError, serverError);
+          else if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readObject(name);
           if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, undefined);
           const there = found.obj?.metadata?.uid;
@@ -477,6 +482,25 @@ function metOnResend(name: string, earlier: Error | undefined, serverError: numb
  */
 function waitedOut(serverError: number | undefined): string {
   return `the server answered ${serverError ?? 'a 5xx'} with a Retry-After, waited out as it asked`;
+}
+
+/**
+ * The error of a delete sent again naming the uid it meant, after the 5xx `serverError` it waited
+ * out, that met another object of its name (`conflict`: 409, the uid precondition failed) and
+ * read it back: `delete ipaddresses.networking.k8s.io "10.96.0.10": the server answered 500 with
+ * a Retry-After, waited out as it asked; sent again naming the uid it meant, it met another
+ * object of that name (409 Conflict)`. Its code and Status are the 409's.
+ */
+function conflictOnResend(name: string, conflict: KubernetesApiError, serverError: number | undefined): KubernetesApiError {
+  return new KubernetesApiError(
+    'delete',
+    RESOURCE,
+    name,
+    conflict.code,
+    conflict.status,
+    `${waitedOut(serverError)}; sent again naming the uid it meant, it met another object of that name (409 Conflict)`,
+    conflict,
+  );
 }
 
 /**
