@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceCIDR, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { createServiceCIDR, deleteServiceCIDR, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { ErrAllocated } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
+import { BOTH_CLIENT_NODES, kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 
 const WEB: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 const record = (name: string): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef: WEB });
@@ -133,5 +133,70 @@ describe('createServiceCIDR whose first send may have stored the object', () => 
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as KubernetesApiError).code).toBe(502);
     expect((err as Error).message).toContain('the first send may have stored the object');
+  });
+});
+
+// docs/kubernetes.md: deleteServiceCIDR whose answer was lost (or came as a 500, 502, 503 or 504)
+// reads the ServiceCIDR back, as the store's delete does without a uid known.
+describe.each(BOTH_CLIENT_NODES)('client-node %s: deleteServiceCIDR whose answer was lost', (_version, Config) => {
+  const SC = 'servicecidrs';
+  async function doubleWith(finalizers?: string[]): Promise<ApiServerDouble> {
+    const d = await ApiServerDouble.start();
+    closing.push(() => d.close());
+    d.insert({ metadata: { name: 'extra', ...(finalizers && { finalizers }) }, spec: { cidrs: ['10.97.0.0/24'] } }, SC);
+    return d;
+  }
+  const remove = (d: ApiServerDouble) =>
+    deleteServiceCIDR(kubeConfigFor(d.url, undefined, { Config }), 'extra', { requestTimeoutMs: 1500 }).then(
+      (deleted) => ({ deleted }),
+      (e: unknown) => e,
+    );
+
+  it('its connection dropped after the server deleted it: read back, gone, resolves true', async () => {
+    const d = await doubleWith();
+    d.dropAfterCommit('delete');
+    expect(await remove(d)).toEqual({ deleted: true });
+    expect([d.requestsOf('delete').length, d.requestsOf('get').map((r) => r.path), d.objects(SC)]).toEqual([
+      1,
+      ['/apis/networking.k8s.io/v1/servicecidrs/extra'],
+      [],
+    ]);
+  });
+
+  it('answered 503 naming no wait after the server marked it for deletion (its finalizer): read back, resolves true', async () => {
+    const d = await doubleWith(['networking.k8s.io/service-cidr-finalizer']);
+    d.failAfterCommit('delete', 503);
+    expect(await remove(d)).toEqual({ deleted: true });
+    expect([d.requestsOf('delete').length, d.requestsOf('get').length]).toEqual([1, 1]);
+  });
+
+  it('dropped before the server deleted it: read back, still there and not deleted again, the error says so', async () => {
+    const d = await doubleWith();
+    d.dropBeforeCommit('delete');
+    const err = await remove(d);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as Error).message).toMatch(
+      /^delete servicecidrs\.networking\.k8s\.io "extra": .+; read back, a ServiceCIDR of that name is there \(uid "[0-9a-f-]+"\), not marked for deletion: .+, so it was not deleted again$/,
+    );
+    expect([d.requestsOf('delete').length, d.requestsOf('get').length, d.objects(SC).length]).toEqual([1, 1, 1]);
+  });
+
+  it('the read-back failing: the error says the ServiceCIDR may have been deleted, and why it was not read', async () => {
+    const d = await doubleWith();
+    d.dropAfterCommit('delete');
+    d.failNext('get', 1, 503);
+    const err = await remove(d);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as Error).message).toMatch(
+      /^delete servicecidrs\.networking\.k8s\.io "extra": .+; it may have been deleted, and reading it back failed: HTTP 503 /,
+    );
+  });
+
+  it('answered 501: the answer stands, nothing read back', async () => {
+    const d = await doubleWith();
+    d.failNext('delete', 1, 501);
+    const err = await remove(d);
+    expect((err as KubernetesApiError).code).toBe(501);
+    expect([d.requestsOf('get').length, d.objects(SC).length]).toEqual([0, 1]);
   });
 });

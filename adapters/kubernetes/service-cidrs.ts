@@ -26,7 +26,8 @@
 // deadline (requestTimeoutMs, requests.ts), as have the create/delete helpers.
 //
 // RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create, get (to read
-// back a name already taken) and delete for the createServiceCIDR / deleteServiceCIDR helpers.
+// back a name already taken, or a delete whose answer was lost) and delete for the
+// createServiceCIDR / deleteServiceCIDR helpers.
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import {
   compareCreation,
@@ -370,6 +371,13 @@ function quoteList(list: readonly string[]): string {
  * finalizer the object stays, with a deletionTimestamp, until kube-controller-manager finds no
  * IPAddress left in its ranges), false when there was no such object; other failures reject with
  * a KubernetesApiError, and so does an answer that is neither a Status nor that ServiceCIDR.
+ *
+ * A delete whose answer was lost after it went out (its connection dropped, its deadline passed),
+ * or that was answered 500, 502, 503 or 504, may have taken effect: the ServiceCIDR is read back
+ * by name. Gone, or marked for deletion, it resolves true. There and not being deleted, it cannot
+ * be told from one created under that name since, which a second delete would remove: it is not
+ * deleted again, and the failure stands, saying what is there. A read-back that fails rejects with
+ * a KubernetesApiError saying that whether it was deleted is unknown.
  */
 export async function deleteServiceCIDR(
   kc: KubeConfig,
@@ -406,11 +414,70 @@ export async function deleteServiceCIDR(
   } catch (err) {
     const e = apiError(err, 'delete', name, requests);
     if (saidByApiServer(err, e, 404) && namesObject(e.status)) return false; // no such ServiceCIDR (not: the version is not served)
-    throw e;
+    // Sent, and its answer lost, or a 5xx that does not say it was left undone: read back.
+    if (!mayHaveTakenEffect(err)) throw e;
+    return await deletedWhenReadBack(api, requests, name, `${GROUP}/${version}`, e);
   } finally {
     // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
     requests.closeConnections(() => new ErrDestroyed('deleteServiceCIDR'));
   }
+}
+
+/**
+ * The ServiceCIDR `name`, read back after its delete failed with `failure` in a way that may have
+ * taken effect: true when it is gone or marked for deletion (the delete, this one or another,
+ * went through); else `failure` rejects, followed by what the read-back found — the ServiceCIDR
+ * there, not being deleted (its uid: whether it is the one this delete was for cannot be told, so
+ * it is not deleted again), or the read's own failure.
+ */
+async function deletedWhenReadBack(
+  api: ServiceCIDRApi,
+  requests: ApiRequests,
+  name: string,
+  apiVersion: string,
+  failure: KubernetesApiError,
+): Promise<true> {
+  const prefix = `delete ${RESOURCE} "${name}": `;
+  const failed = failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message;
+  const fail = (more: string) =>
+    new KubernetesApiError(
+      'delete',
+      RESOURCE,
+      name,
+      failure.code,
+      failure.status,
+      `${failed}; ${more}`,
+      failure.cause,
+      failure.timeoutMs,
+      failure.resends,
+      failure.cutOffStatus,
+    );
+  const unread = (why: string) => fail(`it may have been deleted, and reading it back failed: ${why}`);
+  let found: unknown;
+  let malformed: KubernetesApiError | undefined;
+  try {
+    found = await requestJson(
+      requests,
+      { verb: 'get', resource: RESOURCE, name },
+      (opts) => api.readServiceCIDR({ name }, opts),
+      (what) => (malformed = unread(`it was answered with ${what}`)),
+    );
+  } catch (err) {
+    if (err === malformed) throw err;
+    const e = apiError(err, 'get', name, requests);
+    if (saidByApiServer(err, e, 404) && namesObject(e.status)) return true;
+    const getPrefix = `get ${RESOURCE} "${name}": `;
+    throw unread(e.message.startsWith(getPrefix) ? e.message.slice(getPrefix.length) : e.message);
+  }
+  const problem = checkObject(found, 'ServiceCIDR', name, undefined, apiVersion);
+  if (problem !== undefined) throw unread(`it was answered with ${problem}`);
+  const there = toServiceCIDR(found as ServiceCIDRObject);
+  if (there.deletionTimestamp !== null) return true;
+  const uid = there.uid ? ` (uid ${quoteInput(there.uid)})` : '';
+  throw fail(
+    `read back, a ServiceCIDR of that name is there${uid}, not marked for deletion: the delete did not take, or the name was ` +
+      'given to a new ServiceCIDR since, which cannot be told apart, so it was not deleted again',
+  );
 }
 
 export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord> implements ServiceCIDRSource {
