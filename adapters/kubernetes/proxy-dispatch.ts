@@ -376,7 +376,10 @@ export function markingSocksFailures<A>(agent: A): A {
       // to an https:// server, the TLS socket over the proxy's: its _parent (Node's)
       const socket = connected._parent ?? connected;
       socket.setTimeout(idle ?? 0);
-      if (idle === null) socket.removeAllListeners('timeout');
+      // without an idle timeout, the agent's listener for one goes too: the last added, as its
+      // connect resolved (this.timeout was set for it, so it added one); any other stays
+      const own = idle === null ? socket.listeners('timeout').at(-1) : undefined;
+      if (own !== undefined) socket.removeListener('timeout', own);
       socket.setNoDelay(true);
       return connected;
     } catch (err) {
@@ -393,7 +396,8 @@ interface ProxiedSocket {
   _parent?: ProxiedSocket;
   setTimeout(ms: number): unknown;
   setNoDelay(enable: boolean): unknown;
-  removeAllListeners(event: string): unknown;
+  listeners(event: string): ((...args: unknown[]) => unknown)[];
+  removeListener(event: string, listener: (...args: unknown[]) => unknown): unknown;
 }
 
 /** What hpagent's agents (client-node 1.x's, for an http:// or https:// proxy) hold: the proxy's URL, whether connections are kept alive, and options of their own for the CONNECT request. */
