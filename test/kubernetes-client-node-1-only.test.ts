@@ -12,11 +12,13 @@ import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { addIPAddress } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { until } from './k8s/helpers.ts';
+import { SilentServer } from './k8s/silent-server.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 
 vi.mock('@kubernetes/client-node', () => import('client-node-1'));
 
 const MiB = 1024 * 1024;
+const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 
 describe('with client-node 1.x installed alone', () => {
   let d: ApiServerDouble;
@@ -78,5 +80,50 @@ describe('with client-node 1.x installed alone', () => {
     );
     // what sits in the socket buffers and the chunks in flight, at most, past the cap
     expect(d.endlessBytesWritten).toBeLessThan(MAX_ANSWER_BODY_BYTES + 64 * MiB);
+  });
+
+  // A request is taken as sent, and its lost answer read back, only once it was written on a
+  // connection made and secured (answer-body.ts tellWhenWritten), as under client-node 2.x.
+  // Regression: 1.x's hand-over to node-fetch counted as sent, so a create whose TLS handshake
+  // never completed was read back, and said that the object may have been created.
+  describe('a lost answer', () => {
+    it('a TLS handshake that never completes: its deadline passes, nothing is read back, and the error says only that', async () => {
+      const silent = await SilentServer.start();
+      try {
+        const server = silent.url.replace('http://', 'https://');
+        const s = new KubernetesStore(kubeConfigFor(server), { start: false, requestTimeoutMs: 500 });
+        opened.push(s);
+        const err = await s.create({ name: '10.0.0.1', parentRef: SVC }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        expect((err as Error).message).toBe(
+          `create ipaddresses.networking.k8s.io "10.0.0.1": no answer from ${server} within 500 ms (requestTimeoutMs)`,
+        );
+        expect(silent.requests).toBe(0);
+      } finally {
+        await silent.close();
+      }
+    });
+
+    it('over https://, the connection dropped after the server stored the object: read back, and resolves to it', async () => {
+      const s = new KubernetesStore(kubeConfigFor(d.url), { start: false, requestTimeoutMs: 2000 });
+      opened.push(s);
+      d.dropAfterCommit('create');
+      const created = await s.create({ name: '10.0.0.1', parentRef: SVC });
+      expect([created.uid, d.requestsOf('get').length]).toEqual([d.objects()[0]!.metadata.uid, 1]);
+    });
+
+    it('over http://, the connection dropped after the server deleted the object: read back, and resolves', async () => {
+      const plain = await ApiServerDouble.start();
+      try {
+        const s = new KubernetesStore(kubeConfigFor(plain.url), { start: false, requestTimeoutMs: 2000 });
+        opened.push(s);
+        await s.create({ name: '10.0.0.1', parentRef: SVC });
+        plain.dropAfterCommit('delete');
+        await s.delete('10.0.0.1');
+        expect([plain.requestsOf('get').length, plain.objects()]).toEqual([1, []]);
+      } finally {
+        await plain.close();
+      }
+    });
   });
 });

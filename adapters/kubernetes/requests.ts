@@ -52,7 +52,7 @@ import {
   type ObservableMiddleware,
   ResponseContext,
 } from '@kubernetes/client-node';
-import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
+import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary, tellWhenWritten } from './answer-body.ts';
 import { InvalidArgumentError, IPAllocatorError } from '../errors.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
@@ -705,11 +705,12 @@ function notingLocation(handler: unknown, hop: string, route: Route): unknown {
 }
 
 /**
- * Has `onWritten` told once the request was written on a connection made and secured: under
- * client-node 2.x when undici's handler hears onRequestSent, so that a connection refused, reset
- * or stalled in its TCP or TLS handshake leaves it untold (nothing of the request reached the
- * server). client-node 1.x gives no dispatcher to watch: told at once, as the request is handed
- * to the fetch.
+ * Has `onWritten` told once the request was written on a connection made and secured, so that a
+ * connection refused, reset or stalled in its TCP or TLS handshake leaves it untold (nothing of
+ * the request reached the server): under client-node 2.x when undici's handler hears
+ * onRequestSent; under 1.x, whose requests answer-body.ts's streamingHttpLibrary sends, when
+ * Node's request has been written on its socket (tellWhenWritten). Told at once, as the request
+ * is handed to the fetch, where neither can be watched.
  */
 function whenWritten(context: unknown, onWritten: () => void): void {
   const { getDispatcher, setDispatcher } = context as {
@@ -717,7 +718,8 @@ function whenWritten(context: unknown, onWritten: () => void): void {
     setDispatcher?: (d: Dispatcher) => void;
   };
   if (typeof getDispatcher !== 'function' || typeof setDispatcher !== 'function') {
-    onWritten();
+    if (STREAMING_HTTP !== undefined && typeof context === 'object' && context !== null) tellWhenWritten(context, onWritten);
+    else onWritten();
     return;
   }
   const inner = getDispatcher.call(context);
