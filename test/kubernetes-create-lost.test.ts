@@ -8,50 +8,22 @@
 // went out (connection refused) is not read back. Real HTTP against the API-server double, with
 // client-node 2.x and 1.x; under Deno an undici client may see a dropped connection only as the
 // deadline passing, which takes the same path.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { describe, expect, it } from 'vitest';
+import { KubernetesApiError, type KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError, ErrAllocated } from '../adapters/errors.ts';
-import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
-import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { BOTH_CLIENT_NODES, kubeConfigFor } from './k8s/kubeconfig.ts';
+import { allocatorLabels } from '../adapters/store.ts';
+import { BOTH_CLIENT_NODES } from './k8s/kubeconfig.ts';
+import { d, DB, outcome, record, REQUEST_TIMEOUT_MS, startDoubleForEachTest, storeOnDouble, WEB } from './k8s/lost-answers.ts';
 
-const WEB: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
-const DB: ParentRef = { ...WEB, name: 'db' };
-const record = (name: string, parentRef: ParentRef = WEB): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef });
-
-/**
- * The deadline of each request: a drop that an undici client under Deno does not see ends here,
- * as a deadline passed after the request went out.
- */
-const REQUEST_TIMEOUT_MS = 1500;
-
-/** What a promise settled with (its rejection, or the value it resolved to). */
-async function outcome(p: Promise<unknown>): Promise<unknown> {
-  return p.then(
-    (value) => ({ resolved: value }),
-    (err: unknown) => err,
-  );
-}
-
-let d: ApiServerDouble;
-const stores: KubernetesStore[] = [];
-beforeEach(async () => {
-  d = await ApiServerDouble.start();
-});
-afterEach(async () => {
-  for (const s of stores.splice(0)) s.close();
-  await d.close();
-});
+startDoubleForEachTest();
 
 const names = () => d.objects().map((o) => o.metadata.name);
 
 describe.each(BOTH_CLIENT_NODES)('client-node %s: a create whose answer was lost', (_version, Config) => {
   /** A store on the double (with its cache when `start`), closed after the test. */
   function store(start = false, requestTimeoutMs = REQUEST_TIMEOUT_MS): KubernetesStore {
-    const s = new KubernetesStore(kubeConfigFor(d.url, undefined, { Config }), { start, requestTimeoutMs });
-    stores.push(s);
-    return s;
+    return storeOnDouble({ start, requestTimeoutMs, Config });
   }
 
   it('its connection dropped after the server stored it: resolves to that object, read back, and the cache holds it', async () => {

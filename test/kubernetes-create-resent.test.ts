@@ -6,42 +6,20 @@
 // sent, and not being deleted. Any other object of that name (another writer's, for another
 // Service or the same one; one without that mark) stays a collision. Real HTTP against the
 // API-server double, which records managedFields as kube-apiserver does.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { describe, expect, it } from 'vitest';
+import { KubernetesApiError, type KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError, ErrAllocated, ErrDestroyed } from '../adapters/errors.ts';
-import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
-import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { allocatorLabels, type ParentRef } from '../adapters/store.ts';
 import { until } from './k8s/helpers.ts';
-import { kubeConfigFor } from './k8s/kubeconfig.ts';
+import { d, DB, outcome, record, startDoubleForEachTest, storeOnDouble, WEB } from './k8s/lost-answers.ts';
 
-const WEB: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
-const DB: ParentRef = { ...WEB, name: 'db' };
-const record = (name: string, parentRef: ParentRef = WEB): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef });
+startDoubleForEachTest();
 
-/** What a promise settled with (its rejection, or the value it resolved to). */
-async function outcome(p: Promise<unknown>): Promise<unknown> {
-  return p.then(
-    (value) => ({ resolved: value }),
-    (err: unknown) => err,
-  );
-}
-
-let d: ApiServerDouble;
-const stores: KubernetesStore[] = [];
 /** A store on the double, closed after the test. */
 function store(start = false): KubernetesStore {
-  const s = new KubernetesStore(kubeConfigFor(d.url), { start });
-  stores.push(s);
-  return s;
+  return storeOnDouble({ start });
 }
-beforeEach(async () => {
-  d = await ApiServerDouble.start();
-});
-afterEach(async () => {
-  for (const s of stores.splice(0)) s.close();
-  await d.close();
-});
 
 const names = () => d.objects().map((o) => o.metadata.name);
 
