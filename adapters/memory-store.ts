@@ -454,8 +454,8 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** The cache view (over `authority`), and the delivery of events to watchers. @internal (as MemoryCache) */
   protected readonly view: MemoryCache;
   readonly cache: StoreCache;
-  /** This store's synchronous operations (itself), or null with `syncOps: false`. */
-  readonly sync: SyncStoreOps | null;
+  /** Whether `sync` offers the synchronous operations (false with `syncOps: false`). */
+  private readonly syncOffered: boolean;
   /**
    * What changes after construction, in one object of its own rather than in fields of the
    * store: a wrapper made with Object.create(store) reads it from the store and so writes the
@@ -477,11 +477,25 @@ export class MemoryStore implements Store, SyncStoreOps {
     }
     this.view = this.newCache(this.authority, opts.onWatcherError ?? rethrowLater);
     this.cache = this.view;
-    this.sync = opts.syncOps === false ? null : this;
+    this.syncOffered = opts.syncOps !== false;
     if (opts.timestamps !== undefined && typeof opts.timestamps !== 'boolean') {
       throw new InvalidArgumentError(`options.timestamps must be a boolean, got ${quoteInput(opts.timestamps)}`);
     }
     this.timestamps = opts.timestamps === true;
+  }
+
+  /**
+   * This store's synchronous operations, or null with `syncOps: false`: the object it is read
+   * from, so that the allocators call the createSync, deleteSync and getSync of a subclass, or of
+   * a wrapper made with Object.create(store), not the store's own past them.
+   */
+  get sync(): SyncStoreOps | null {
+    return this.syncOffered ? this : null;
+  }
+
+  /** Assigned (Object.assign(store, { sync })), it becomes this object's own, as when it was a field. */
+  set sync(ops: SyncStoreOps | null) {
+    Object.defineProperty(this, 'sync', { value: ops, writable: true, enumerable: true, configurable: true });
   }
 
   create(this: object, record: NewIPAddressRecord): Promise<IPAddressRecord>;

@@ -225,6 +225,7 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
       deleteSync: (o: MemoryStore) => o.deleteSync('10.0.0.5'),
       'get watcherCount': (o: MemoryStore) => o.watcherCount,
       'get size': (o: MemoryStore) => o.size,
+      'get sync': (o: MemoryStore) => o.sync,
       records: (o: MemoryStore) => o.records(),
       validate: (o: MemoryStore) => o.validate(),
       close: (o: MemoryStore) => o.close(),

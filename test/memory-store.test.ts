@@ -258,6 +258,26 @@ describe('MemoryStore', () => {
     b.destroy();
   });
 
+  it('a wrapper made with Object.create(store) that wraps the synchronous operations sees the allocators call them', async () => {
+    // store.sync was the store itself, read through the wrapper too: the allocators wrote to the
+    // store past the wrapper's createSync and deleteSync, so the wrapper heard nothing
+    const store = new MemoryStore();
+    const wrapper = Object.create(store) as MemoryStore;
+    const createSync = vi.spyOn(wrapper, 'createSync');
+    const getSync = vi.spyOn(wrapper, 'getSync');
+    const deleteSync = vi.spyOn(wrapper, 'deleteSync');
+    const a = Allocator.create('10.9.2.0/29', { store: wrapper });
+    const ip = await a.allocateNext();
+    await a.allocate('10.9.2.1');
+    expect(await a.has(ip)).toBe(true);
+    await a.release(ip);
+    expect(createSync.mock.calls.map((c) => c[0].name)).toEqual([ip, '10.9.2.1']);
+    expect(getSync.mock.calls.map((c) => c[0])).toEqual([ip]);
+    expect(deleteSync.mock.calls.map((c) => c[0])).toEqual([ip]);
+    expect(store.records().map((r) => r.name)).toEqual(['10.9.2.1']); // the store itself holds them
+    a.destroy();
+  });
+
   it("its cache reads the store's own table: a record is there, the same object, as soon as createSync returns, and it is always synced", () => {
     const s = new MemoryStore();
     const r = s.createSync(rec('10.0.0.9'));
