@@ -152,7 +152,8 @@ function knownBy(predicate: (owner: ParentRef | null, record: IPAddressRecord) =
 
 /**
  * Lists the records of `target` managed by the allocator whose owner is not in `knownOwners`, and
- * deletes them when asked. `target`: a Store (every managed record in it), or an allocator (only
+ * deletes them when asked; a record made without an owner (parentRef null) is among them unless
+ * the predicate, given null for it, keeps it. `target`: a Store (every managed record in it), or an allocator (only
  * the records of its family inside its range; a MetaAllocator's: inside any of its ranges).
  * `knownOwners`: ParentRefs, each checked as allocate() checks its `owner` (InvalidArgumentError
  * naming the item, e.g. `knownOwners[1].resource: Required value`, before anything is read), or a
