@@ -44,6 +44,7 @@ import {
   nextTurn,
   BEING_DESTROYED,
   CHECK_ALLOCATE,
+  CHECK_ALLOCATE_NEXT,
   STOP_SEARCHES,
   type Store,
   type IPAddressRecord,
@@ -791,6 +792,19 @@ export class Allocator implements IPAllocator, Disposable {
     this.taken.refuseInsideStrategy();
     if (!this.isReady()) throw this.notReady();
     this.parseInRange(ip, this.words, false);
+  }
+
+  /**
+   * What allocateNext() checks before its first store call, in its order — not destroyed, not
+   * from inside its strategy, ready — thrown as allocateNext throws it (nothing counted, as there);
+   * not whether the range is full. Nothing is checked when allocateNext is overridden. See
+   * CHECK_ALLOCATE_NEXT. @internal for DualStackAllocator
+   */
+  [CHECK_ALLOCATE_NEXT](): void {
+    if (this.allocateNext !== Allocator.prototype.allocateNext) return;
+    this.live();
+    this.taken.refuseInsideStrategy();
+    if (!this.isReady()) throw this.notReady();
   }
 
   /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). @internal for DryRunAllocator */

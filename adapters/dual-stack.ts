@@ -23,7 +23,15 @@ import { arrayLength, checkIPFamily, didYouMean, optionsObject, readElements, re
 import { quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
-import { CHECK_ALLOCATE, type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store, type ParentRef } from './store.ts';
+import {
+  CHECK_ALLOCATE,
+  CHECK_ALLOCATE_NEXT,
+  type IPAddressRecord,
+  recordAnswer,
+  STOP_SEARCHES,
+  type Store,
+  type ParentRef,
+} from './store.ts';
 import { type IPAllocator, type IPFamily, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
@@ -225,7 +233,11 @@ export class DualStackAllocator {
    * other ErrFull. If a family fails, the addresses already taken are released and that family's
    * error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …; when both would fail,
    * IPv4's, as the other is not tried; an ErrDestroyed once destroy() came meanwhile is the pair's,
-   * since its destroy() ends the search). The addresses come back in canonical text (a rollback releases an address, and asks has(), in the spelling
+   * since its destroy() ends the search). Before anything is created, each Allocator and
+   * ReferenceAllocator is checked as its allocateNext checks itself first (destroyed, ready), so
+   * one that cannot allocate fails the call with that error and the store sees no create; a full
+   * range is not checked first (another caller may free an address meanwhile), nor a
+   * MetaAllocator's ranges. The addresses come back in canonical text (a rollback releases an address, and asks has(), in the spelling
    * its allocator answered); an allocator of your own that answers anything but an address
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
    * it; its answer is not released but reported to onRollbackError.
@@ -238,6 +250,9 @@ export class DualStackAllocator {
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const taking = ipv4First(order, order);
     const allocators = taking.map((f) => this.allocator(f));
+    // each allocator as its allocateNext would check itself before its first create: one that
+    // cannot allocate (destroyed, not ready) fails the call before the other's record is created
+    for (const allocator of allocators) checkAllocateNext(allocator);
     this.state.inFlight++;
     try {
       const ips: string[] = [];
@@ -545,6 +560,16 @@ function stopSearches(allocator: IPAllocator): void {
 function checkAllocate(allocator: IPAllocator, ip: string): void {
   const check: unknown = (allocator as { [CHECK_ALLOCATE]?: unknown })[CHECK_ALLOCATE];
   if (typeof check === 'function') check.call(allocator, ip);
+}
+
+/**
+ * Throws what `allocator.allocateNext()` would throw before its first store call, when the
+ * allocator can say (CHECK_ALLOCATE_NEXT: Allocator and ReferenceAllocator, when their
+ * allocateNext is their own); any other allocator is left to its allocateNext.
+ */
+function checkAllocateNext(allocator: IPAllocator): void {
+  const check: unknown = (allocator as { [CHECK_ALLOCATE_NEXT]?: unknown })[CHECK_ALLOCATE_NEXT];
+  if (typeof check === 'function') check.call(allocator);
 }
 
 /** destroy() from a microtask (destroyPair): an error there (a store's unsubscribe) has no caller to tell. */

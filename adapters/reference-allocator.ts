@@ -56,6 +56,7 @@ import {
   recordAnswer,
   BEING_DESTROYED,
   CHECK_ALLOCATE,
+  CHECK_ALLOCATE_NEXT,
   STOP_SEARCHES,
   type Store,
   type StoreWatcher,
@@ -552,6 +553,19 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     if (this.allocate !== ReferenceAllocator.prototype.allocate) return;
     this.drawCalls.refuseInside();
     this.checkRange(ip, false);
+  }
+
+  /**
+   * What allocateNext() checks before its first store call, in its order — not destroyed, not
+   * from inside its random source, ready — thrown as allocateNext throws it; not whether the range
+   * is full. Nothing is checked when allocateNext is overridden. See CHECK_ALLOCATE_NEXT.
+   * @internal for DualStackAllocator
+   */
+  [CHECK_ALLOCATE_NEXT](): void {
+    if (this.allocateNext !== ReferenceAllocator.prototype.allocateNext) return;
+    this.live();
+    this.drawCalls.refuseInside();
+    if (!this.isReady()) throw this.notReady();
   }
 
   /**

@@ -209,6 +209,17 @@ export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 export const CHECK_ALLOCATE: unique symbol = Symbol('ipallocator.checkAllocate');
 
 /**
+ * The key of an allocator's internal method `() => void` that throws what its allocateNext()
+ * would throw before its first store call (ErrDestroyed, ErrNotReady) and does nothing else: what
+ * a DualStackAllocator asks of both allocators before creating either record, as CHECK_ALLOCATE.
+ * A full range is not checked (another caller may free an address meanwhile: allocateNext
+ * decides). It checks nothing when the object's allocateNext is not its class's own. Not exported
+ * from the package: an allocator of your own without it is called as before.
+ * @internal
+ */
+export const CHECK_ALLOCATE_NEXT: unique symbol = Symbol('ipallocator.checkAllocateNext');
+
+/**
  * The key of a store's internal method `(labels) => string | undefined`: the filter of its cache
  * (a label selector's text) when the cache leaves out a record with these labels, else undefined
  * (a KubernetesStore narrowed by `family` or `labelSelector` leaves out the rest). An allocator

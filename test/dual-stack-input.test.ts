@@ -10,7 +10,7 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { Store } from '../adapters/store.ts';
 import type { IPAllocator } from '../adapters/types.ts';
-import { ErrMismatchedNetwork, ErrNotInRange, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
+import { ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotInRange, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
 import { METRIC_ALLOCATIONS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import { rejection } from './helpers.ts';
 
@@ -143,6 +143,65 @@ describe('DualStackAllocator.allocate: an address its allocator would refuse fai
     expect(await rejection(ds.allocate(['10.96.0.5', 'fd00:9::1']))).toBeInstanceOf(ErrNotInRange);
     expect(asked).toEqual(['fd00:9::1']);
     expect(calls()).toEqual(['create 10.96.0.5', 'delete 10.96.0.5']);
+    ds.destroy();
+  });
+});
+
+describe('DualStackAllocator.allocateNext: an allocator that cannot allocate fails the call before the other family is created', () => {
+  it.each([
+    ['Allocators', Allocator],
+    ['ReferenceAllocators', ReferenceAllocator],
+  ] as const)('over %s: the IPv6 allocator not ready', async (_, kind) => {
+    const { v4, v6, calls } = unpaired(kind);
+    const ds = new DualStackAllocator(v4, v6);
+    v6.setReady(false);
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrNotReady);
+    expect(await rejection(ds.allocateNext(null, ['IPv6', 'IPv4']))).toBeInstanceOf(ErrNotReady);
+    expect(calls()).toEqual([]);
+    v6.setReady(true);
+    expect((await ds.allocateNext()).families).toEqual(['IPv4', 'IPv6']);
+    ds.destroy();
+  });
+
+  it.each([
+    ['Allocators', Allocator],
+    ['ReferenceAllocators', ReferenceAllocator],
+  ] as const)('over %s: the IPv6 allocator destroyed under the pair', async (_, kind) => {
+    const { v4, v6, calls } = unpaired(kind);
+    const ds = new DualStackAllocator(v4, v6);
+    v6.destroy();
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(calls()).toEqual([]);
+    expect(ds.ipv4.used()).toBe(0);
+    ds.destroy();
+  });
+
+  it('a full IPv6 range is not checked first: IPv4 is taken, then given back when IPv6 answers ErrFull', async () => {
+    const s4 = spyStore();
+    const s6 = spyStore();
+    const v6 = new Allocator('fd00::/126', { store: s6.store });
+    const ds = new DualStackAllocator(new Allocator('10.96.0.0/28', { store: s4.store }), v6);
+    while (v6.free() > 0n) await v6.allocateNext();
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(s4.calls).toHaveLength(2);
+    expect(s4.calls[1]).toBe(s4.calls[0]!.replace('create', 'delete'));
+    ds.destroy();
+  });
+
+  it('an allocator of your own is called as before: its allocateNext decides, and what the other family took is given back', async () => {
+    const { v4, v6, calls } = unpaired();
+    let asked = 0;
+    const own: IPAllocator = Object.assign(Object.create(v6) as IPAllocator, {
+      allocateNext(owner?: unknown) {
+        asked++;
+        return v6.allocateNext(owner as never);
+      },
+    });
+    const ds = new DualStackAllocator(v4, own);
+    v6.setReady(false);
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrNotReady);
+    expect(asked).toBe(1);
+    expect(calls()).toHaveLength(2); // IPv4's create, then its delete
     ds.destroy();
   });
 });
