@@ -305,13 +305,18 @@ export class DualStackAllocator {
    * text: InvalidAddressError) fails the call with that error, IPv4's first, and the store sees
    * no create. If a reservation fails (ErrAllocated, a store error, or any error of an allocator
    * of your own, which is not checked first), the ones already reserved are released and its
-   * error is rethrown unchanged (when both would fail, IPv4's, as the other is not tried).
+   * error is rethrown unchanged (when both would fail, IPv4's, as the other is not tried). An
+   * array with an enumerable field besides its addresses (`Object.assign([a], { IPv6: b })`,
+   * unless the field is undefined) is refused with InvalidArgumentError naming it, as release
+   * refuses it: `b` would otherwise be ignored in silence.
    */
   allocate(this: object, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs>;
   async allocate(this: DualStackAllocator, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs> {
     checkThis(this, 'allocate');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
-    const { canonical, families } = familiesOf(ips, arrayLength(ips, 'ips'), 'ips');
+    const length = arrayLength(ips, 'ips');
+    if (length !== undefined) checkArrayFields(ips, length, 'ips', 'allocate');
+    const { canonical, families } = familiesOf(ips, length, 'ips');
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const taking = ipv4First(families, families);
     const addresses = ipv4First(families, canonical);
@@ -383,7 +388,7 @@ export class DualStackAllocator {
     let length = arrayLength(ips, 'ips');
     let list: unknown = ips;
     let what = 'ips';
-    if (length !== undefined) checkArrayFields(ips, length, what);
+    if (length !== undefined) checkArrayFields(ips, length, what, 'release');
     else {
       checkAnswerFields(ips);
       list = readMember(ips, 'ips', 'ips'); // what allocate returned
@@ -394,7 +399,7 @@ export class DualStackAllocator {
           `release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips ${quoteInput(list)}`,
         );
       }
-      checkArrayFields(list as object, length, what);
+      checkArrayFields(list as object, length, what, 'release');
     }
     const { canonical, families } = familiesOf(list, length, what);
     if (list !== ips) checkAnswerAgrees(ips, canonical, families);
@@ -688,12 +693,12 @@ function checkAnswerFields(given: object): void {
 
 /**
  * InvalidArgumentError naming the first own field of `given`, an array of `length` elements that
- * release was given (`what`: `ips`, or `ips.ips` in an answer), that is no element (unless it is
- * undefined): an array is the addresses alone, and `Object.assign([a], { IPv4: b })` would
- * otherwise release `a` and ignore `b` in silence, as an object mixing two answers would
- * (checkAnswerFields).
+ * `method` was given (`what`: `ips`, or `ips.ips` in an answer given to release), that is no
+ * element (unless it is undefined): an array is the addresses alone, and
+ * `Object.assign([a], { IPv6: b })` would otherwise allocate or release `a` and ignore `b` in
+ * silence, as an object mixing two answers would (checkAnswerFields).
  */
-function checkArrayFields(given: object, length: number, what: string): void {
+function checkArrayFields(given: object, length: number, what: string, method: 'allocate' | 'release'): void {
   let keys: string[];
   try {
     keys = Object.keys(given);
@@ -702,8 +707,9 @@ function checkArrayFields(given: object, length: number, what: string): void {
   }
   for (const key of keys) {
     if (isIndexBelow(key, length) || readMember(given, key, what) === undefined) continue;
+    const or = method === 'release' ? ', or what allocate returned as it came' : '';
     throw new InvalidArgumentError(
-      `release: ${what} is an array with a field ${quoteInput(key)} besides its addresses: pass an array of the addresses alone, or what allocate returned as it came`,
+      `${method}: ${what} is an array with a field ${quoteInput(key)} besides its addresses: pass an array of the addresses alone${or}`,
     );
   }
 }

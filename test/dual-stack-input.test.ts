@@ -248,6 +248,33 @@ describe('DualStackAllocator.release: an array is the addresses alone', () => {
   });
 });
 
+describe('DualStackAllocator.allocate: an array is the addresses alone', () => {
+  it.each([
+    ["another family's address", { IPv6: 'fd00::5' }, '"IPv6"'],
+    ['the address it holds, named', { IPv4: '10.0.0.5' }, '"IPv4"'],
+    ['a field of its own', { note: 'web' }, '"note"'],
+  ])('an array with %s is refused with InvalidArgumentError naming it, and nothing is allocated', async (_, extra, named) => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const error = await rejection(ds.allocate(Object.assign(['10.0.0.5'], extra)));
+    expect(error).toEqual(
+      new InvalidArgumentError(
+        `allocate: ips is an array with a field ${named} besides its addresses: pass an array of the addresses alone`,
+      ),
+    );
+    expect([ds.ipv4.used(), ds.ipv6.used()]).toEqual([0, 0]);
+    ds.destroy();
+  });
+
+  it('an array whose extra field is undefined, or not enumerable, is the addresses: they are allocated', async () => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const hidden = ['fd00::6'];
+    Object.defineProperty(hidden, 'note', { value: 'web', enumerable: false });
+    expect((await ds.allocate(Object.assign(['10.0.0.5'], { IPv6: undefined }))).ips).toEqual(['10.0.0.5']);
+    expect((await ds.allocate(hidden)).ips).toEqual(['fd00::6']);
+    ds.destroy();
+  });
+});
+
 describe('DualStackAllocator.release: an answer whose ips is no plain list', () => {
   it('an answer whose ips array has a field besides its addresses is refused, naming ips.ips and the field', async () => {
     const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
