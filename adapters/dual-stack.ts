@@ -16,11 +16,29 @@
 // Allocators, or a mix; they may share a store or not. The pair owns them: destroy() destroys
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
-import { canonicalAddr, canonicalOf, parseAddrInto } from './address.ts';
+import { canonicalAddr, canonicalOf, type Family, parseAddrInto } from './address.ts';
 import { isDryRun } from './dry-run.ts';
-import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound, nameErrorClasses } from './errors.ts';
-import { arrayLength, checkIPFamily, didYouMean, optionsObject, readElements, readMember, unboundCall, unreadableInput } from './input.ts';
-import { quoteInput, quoteText } from './quote.ts';
+import {
+  ErrDestroyed,
+  InvalidAddressError,
+  InvalidArgumentError,
+  IPAllocatorError,
+  isDestroyed,
+  isNotFound,
+  nameErrorClasses,
+} from './errors.ts';
+import {
+  arrayLength,
+  checkIPFamily,
+  didYouMean,
+  memberName,
+  optionsObject,
+  readElements,
+  readMember,
+  unboundCall,
+  unreadableInput,
+} from './input.ts';
+import { inElement, quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import {
@@ -228,7 +246,8 @@ export class DualStackAllocator {
 
   /**
    * One free address per family, answered in `families` order (default IPv4 then IPv6; one family
-   * for a single-stack Service). The families are taken IPv4 first whatever that order, so two
+   * for a single-stack Service; a family or an array given as the owner is refused with
+   * InvalidArgumentError saying so). The families are taken IPv4 first whatever that order, so two
    * calls in opposite orders for the last free addresses do not both fail: one gets them, the
    * other ErrFull. If a family fails, the addresses already taken are released and that family's
    * error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …; when both would fail,
@@ -246,6 +265,7 @@ export class DualStackAllocator {
   async allocateNext(this: DualStackAllocator, given?: ParentRef | null, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     checkThis(this, 'allocateNext');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
+    checkNotFamilies(given);
     const order = checkFamilies(families); // read once: the families allocated are those reported
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const taking = ipv4First(order, order);
@@ -315,7 +335,8 @@ export class DualStackAllocator {
     checkThis(this, 'allocate');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const length = arrayLength(ips, 'ips');
-    if (length !== undefined) checkArrayFields(ips, length, 'ips', 'allocate');
+    if (length === undefined) throw notAnArray(ips);
+    checkArrayFields(ips, length, 'ips', 'allocate');
     const { canonical, families } = familiesOf(ips, length, 'ips');
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const taking = ipv4First(families, families);
@@ -774,8 +795,16 @@ function familiesOf(ips: unknown, length: number | undefined, what: string): { c
   const given = readElements(ips, length, what);
   const canonical: string[] = [];
   const families: IPFamily[] = [];
-  for (const ip of given) {
-    const family = parseAddrInto(ip, WORDS);
+  for (let i = 0; i < given.length; i++) {
+    const ip = given[i];
+    let family: Family;
+    try {
+      family = parseAddrInto(ip, WORDS);
+    } catch (e) {
+      // which element: `ParseAddr(undefined): expected a string` alone does not say (a hole)
+      if (e instanceof InvalidAddressError) throw new InvalidAddressError(e.input, inElement(e.reason, memberName(what, i)));
+      throw e;
+    }
     families.push(family === 4 ? 'IPv4' : 'IPv6');
     canonical.push(canonicalOf(ip as string, family, WORDS)); // a string: parseAddrInto took it
   }
@@ -785,6 +814,38 @@ function familiesOf(ips: unknown, length: number | undefined, what: string): { c
     );
   }
   return { canonical, families };
+}
+
+/**
+ * allocate's refusal of `ips`, which is no array, with what to pass instead: for one address as
+ * text, an array holding it; for an object with an `ips` (what allocate or allocateNext
+ * returned), its `.ips`.
+ */
+function notAnArray(ips: unknown): InvalidArgumentError {
+  let hint = '';
+  if (typeof ips === 'string') hint = `: pass an array of addresses, such as [${quoteInput(ips)}]`;
+  else if (typeof ips === 'object' && ips !== null && readMember(ips, 'ips', 'ips') !== undefined) {
+    hint = ': to allocate the addresses of what allocate or allocateNext returned, pass its .ips';
+  }
+  return new InvalidArgumentError(`a Service has one or two ClusterIPs, got ${quoteInput(ips)}${hint}`);
+}
+
+/**
+ * InvalidArgumentError when allocateNext's first argument, the owner, is an IP family or an
+ * array, which no owner is: the families, most likely, given first.
+ */
+function checkNotFamilies(given: unknown): void {
+  let isArray: boolean;
+  try {
+    isArray = Array.isArray(given);
+  } catch {
+    return; // a revoked Proxy: checkParentRef refuses it
+  }
+  if (!isArray && given !== 'IPv4' && given !== 'IPv6') return;
+  const example = isArray ? 'families' : `[${quoteInput(given)}]`;
+  throw new InvalidArgumentError(
+    `allocateNext: its first argument is the owner (a ParentRef, or null for none), got ${quoteInput(given)}; the families are its second argument: allocateNext(null, ${example})`,
+  );
 }
 
 /** familiesOf's parse: the words of one address at a time, read at once by canonicalOf. */

@@ -10,7 +10,15 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { Store } from '../adapters/store.ts';
 import type { IPAllocator } from '../adapters/types.ts';
-import { ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotInRange, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
+import {
+  ErrDestroyed,
+  ErrFull,
+  ErrMismatchedNetwork,
+  ErrNotInRange,
+  ErrNotReady,
+  InvalidAddressError,
+  InvalidArgumentError,
+} from '../adapters/errors.ts';
 import { METRIC_ALLOCATIONS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import { rejection } from './helpers.ts';
 
@@ -271,6 +279,74 @@ describe('DualStackAllocator.allocate: an array is the addresses alone', () => {
     Object.defineProperty(hidden, 'note', { value: 'web', enumerable: false });
     expect((await ds.allocate(Object.assign(['10.0.0.5'], { IPv6: undefined }))).ips).toEqual(['10.0.0.5']);
     expect((await ds.allocate(hidden)).ips).toEqual(['fd00::6']);
+    ds.destroy();
+  });
+});
+
+describe('DualStackAllocator: a refused argument says what to pass instead, and nothing is allocated', () => {
+  function pair() {
+    return new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+  }
+
+  it.each([
+    ['a hole first', () => Object.assign([] as string[], { 1: 'fd00::2' }), 'ips[0]'],
+    ['a hole second', () => Object.assign(['10.0.0.2'], { length: 2 }), 'ips[1]'],
+    ['a number', () => ['10.0.0.2', 42], 'ips[1]'],
+  ])('allocate: an element that is no address (%s) is named', async (_, ips, named) => {
+    const ds = pair();
+    const given = ips();
+    expect(given).toHaveLength(2);
+    const error = await rejection(ds.allocate(given as string[]));
+    expect(error).toBeInstanceOf(InvalidAddressError);
+    expect((error as Error).message).toContain(`(${named})`);
+    expect([ds.ipv4.used(), ds.ipv6.used()]).toEqual([0, 0]);
+    ds.destroy();
+  });
+
+  it('release: an element that is no address is named, in an array or in an answer', async () => {
+    const ds = pair();
+    await ds.allocate(['10.0.0.1']);
+    expect((await rejection(ds.release(['10.0.0.1', undefined as never]))) as Error).toHaveProperty(
+      'message',
+      'ParseAddr(undefined): expected a string, got undefined (ips[1])',
+    );
+    const answer = { ips: [undefined as never], families: ['IPv4'] as const };
+    expect(((await rejection(ds.release(answer))) as Error).message).toContain('(ips.ips[0])');
+    expect(ds.ipv4.used()).toBe(1);
+    ds.destroy();
+  });
+
+  it('allocate given what an earlier call returned: the message says to pass its .ips', async () => {
+    const ds = pair();
+    const earlier = await ds.allocate(['10.0.0.1', 'fd00::1']);
+    await ds.release(earlier);
+    const error = await rejection(ds.allocate(earlier as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('pass its .ips');
+    expect([ds.ipv4.used(), ds.ipv6.used()]).toEqual([0, 0]);
+    ds.destroy();
+  });
+
+  it('allocate given one address as text: the message says to wrap it in an array', async () => {
+    const ds = pair();
+    const error = await rejection(ds.allocate('10.0.0.1' as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('["10.0.0.1"]');
+    expect(ds.ipv4.used()).toBe(0);
+    ds.destroy();
+  });
+
+  it.each([
+    ['a family', 'IPv6'],
+    ['a list of families', ['IPv6']],
+    ['both families', ['IPv6', 'IPv4']],
+  ])('allocateNext given %s first: the message says families is the second argument', async (_, given) => {
+    const ds = pair();
+    const error = await rejection(ds.allocateNext(given as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('families are its second argument');
+    expect((error as Error).message).toContain('allocateNext(null, ');
+    expect([ds.ipv4.used(), ds.ipv6.used()]).toEqual([0, 0]);
     ds.destroy();
   });
 });
