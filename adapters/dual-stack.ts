@@ -325,7 +325,8 @@ export class DualStackAllocator {
    * text: InvalidAddressError) fails the call with that error, IPv4's first, and the store sees
    * no create. If a reservation fails (ErrAllocated, a store error, or any error of an allocator
    * of your own, which is not checked first), the ones already reserved are released and its
-   * error is rethrown unchanged (when both would fail, IPv4's, as the other is not tried). An
+   * error is rethrown unchanged (when both would fail there, IPv4's, as the other is not tried;
+   * a refused check, of either family, comes before any reservation). An
    * array with an enumerable field besides its addresses (`Object.assign([a], { IPv6: b })`,
    * unless the field is undefined) is refused with InvalidArgumentError naming it, as release
    * refuses it: `b` would otherwise be ignored in silence.
@@ -404,7 +405,8 @@ export class DualStackAllocator {
     checkThis(this, 'release');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     if (typeof ips !== 'object' || ips === null) {
-      throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
+      const hint = typeof ips === 'string' ? `: pass an array of addresses, such as [${quoteInput(ips)}]` : '';
+      throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}${hint}`);
     }
     let length = arrayLength(ips, 'ips');
     let list: unknown = ips;
@@ -697,8 +699,8 @@ function checkAnswerFields(given: object): void {
   for (const key of keys) {
     if (ANSWER_FIELDS.includes(key) || readMember(given, key, 'ips') === undefined) continue;
     // the first key listed when it has elements (an object lists its indices first): an array-like
-    // (a String object, a typed array), which is no answer with a field "0"
-    if (key === '0') {
+    // (a String object, a typed array), which is no answer with a field "0" — unless it has an ips
+    if (key === '0' && readMember(given, 'ips', 'ips') === undefined) {
       throw new InvalidArgumentError(
         `release needs the addresses: an array, or what allocate returned; got ${quoteInput(given)}, which has elements but is no array`,
       );
@@ -720,6 +722,9 @@ function checkAnswerFields(given: object): void {
  * silence, as an object mixing two answers would (checkAnswerFields).
  */
 function checkArrayFields(given: object, length: number, what: string, method: 'allocate' | 'release'): void {
+  // an array of more than two is refused for its length (familiesOf) without listing its keys,
+  // which for a huge array would take seconds
+  if (length > 2) return;
   let keys: string[];
   try {
     keys = Object.keys(given);

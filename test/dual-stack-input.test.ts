@@ -385,3 +385,44 @@ describe('DualStackAllocator.release: what is neither an array nor an answer', (
     ds.destroy();
   });
 });
+
+describe('DualStackAllocator.release: refusals that say what is wrong first', () => {
+  it('an array of three addresses with a field besides them is refused for its length, before its fields are read', async () => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    await ds.allocate(['10.0.0.1']);
+    const listed: string[] = [];
+    const given = new Proxy(Object.assign(['10.0.0.1', 'fd00::1', '10.0.0.2'], { IPv4: '10.0.0.3' }), {
+      ownKeys(target) {
+        listed.push('ownKeys');
+        return Reflect.ownKeys(target);
+      },
+    });
+    const error = await rejection(ds.release(given as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('a Service has one or two ClusterIPs');
+    expect(listed).toEqual([]);
+    expect(await ds.ipv4.has('10.0.0.1')).toBe(true);
+    ds.destroy();
+  });
+
+  it('an answer given a field "0" is refused as an answer with that field, not as something with elements', async () => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const a = await ds.allocate(['10.0.0.1']);
+    const error = await rejection(ds.release({ ...a, 0: '10.0.0.2' } as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('"0"');
+    expect((error as Error).message).not.toContain('no array');
+    expect(await ds.ipv4.has('10.0.0.1')).toBe(true);
+    ds.destroy();
+  });
+
+  it('one address as text: the message shows it in an array', async () => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    await ds.allocate(['10.0.0.1']);
+    const error = await rejection(ds.release('10.0.0.1' as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('such as ["10.0.0.1"]');
+    expect(await ds.ipv4.has('10.0.0.1')).toBe(true);
+    ds.destroy();
+  });
+});
