@@ -28,7 +28,7 @@
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
-import { ClusterError, ObjectForbiddenError } from './errors.ts';
+import { ClusterError, ObjectForbiddenError, STOP_SIGNALS, type StopSignal } from './errors.ts';
 import { type Addr, allocatedAddress, byIP, holds, parseClusterIP, rangesOf, sortByAddress } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/quote.ts';
@@ -104,7 +104,8 @@ export interface FixResult {
   /**
    * Set when fixing stopped at a failure every further request would meet (no answer from the
    * server, credentials or permission refused): its message, and the failure is also in `failed`;
-   * or at an interrupt (Ctrl-C): INTERRUPTED, after the leak under way was settled.
+   * or at a signal, after the leak under way was settled: its STOP_SIGNALS `stoppedBy`
+   * ("interrupted (Ctrl-C)", "terminated (SIGTERM)", "hung up (SIGHUP)").
    */
   stoppedBy: string | null;
   /** The leaks not tried because fixing stopped. */
@@ -115,8 +116,8 @@ export interface FixResult {
 
 const RECREATED = 'changed since the listing: re-created';
 
-/** `stoppedBy` when an interrupt (Ctrl-C) stopped `--fix`. */
-export const INTERRUPTED = 'interrupted (Ctrl-C)';
+/** `stoppedBy` when a signal stopped `--fix`: the signal is the abort's reason. */
+const stoppedBySignal = (signal: AbortSignal): string => STOP_SIGNALS[signal.reason as StopSignal].stoppedBy;
 
 /** A Service's ClusterIP as findProblems reads it once: `addr` and its IPAddress `name` undefined when it is no address. */
 interface ClusterIPRead {
@@ -433,10 +434,15 @@ export async function fix(
     now: () => number;
     graceMs: number;
     listed: readonly ListedIPAddress[];
-    /** Aborted by an interrupt (Ctrl-C): no further leak is tried, and the result says so. */
+    /**
+     * Aborted by a signal, the abort's reason its name (a StopSignal): no further leak is tried,
+     * and the result says so.
+     */
     signal?: AbortSignal;
     /** Called before each leak is tried, with how many were tried before it. */
     onProgress?: (tried: number, total: number) => void;
+    /** Called as each IPAddress is deleted, with its name. */
+    onDeleted?: (name: string) => void;
   },
 ): Promise<FixResult> {
   const result: FixResult = { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: false };
@@ -447,7 +453,7 @@ export async function fix(
     // between two leaks, never inside one: the leak under way is settled and reported, so the
     // report names every object deleted before the interrupt
     if (options.signal?.aborted === true) {
-      result.stoppedBy = INTERRUPTED;
+      result.stoppedBy = stoppedBySignal(options.signal);
       result.untried = names.slice(i);
       break;
     }
@@ -484,8 +490,10 @@ export async function fix(
         continue;
       }
       const outcome = await cluster.deleteIPAddress(name, examined);
-      if (outcome === 'deleted') result.deleted.push(name);
-      else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
+      if (outcome === 'deleted') {
+        result.deleted.push(name);
+        options.onDeleted?.(name);
+      } else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
       else if (outcome === 'changed') result.skipped.push({ ip: name, reason: RECREATED, resolved: false });
       else result.skipped.push({ ip: name, reason: outcome.kept, resolved: false });
     } catch (e) {
@@ -497,9 +505,9 @@ export async function fix(
       }
     }
   }
-  // an interrupt during the last leak left nothing to stop, but the run was interrupted all the
+  // a signal during the last leak left nothing to stop, but the run was stopped all the
   // same: it says so, and ends as any interrupted run (a failure that stopped it is said instead)
-  if (result.stoppedBy === null && options.signal?.aborted === true) result.stoppedBy = INTERRUPTED;
+  if (result.stoppedBy === null && options.signal?.aborted === true) result.stoppedBy = stoppedBySignal(options.signal);
   return result;
 }
 

@@ -5,13 +5,26 @@ import { fsFailure } from '../adapters/fs-failure.ts';
 import { quoteText } from '../adapters/quote.ts';
 
 /**
- * Exit codes: 0 clean, 1 `check` found something, 2 usage, connection or API error, 130 `check
- * --fix` stopped by an interrupt (Ctrl-C), the code a shell gives a command that SIGINT ended.
+ * Exit codes: 0 clean, 1 `check` found something, 2 usage, connection or API error, 128 + the
+ * signal's number when `check --fix` was stopped by a signal (STOP_SIGNALS): the code a shell
+ * gives a command that signal ended (130 for Ctrl-C).
  */
 export const EXIT_CLEAN = 0;
 export const EXIT_FOUND = 1;
 export const EXIT_ERROR = 2;
-export const EXIT_INTERRUPTED = 130;
+
+/**
+ * The signals that stop `check --fix` after the leak under way, so that its report still names
+ * what was deleted: Ctrl-C, a `kill` or a Job's deadline, a closed terminal. Each with what
+ * `stoppedBy` says and the exit code (128 + the signal's number).
+ */
+export const STOP_SIGNALS = {
+  SIGINT: { stoppedBy: 'interrupted (Ctrl-C)', said: 'Interrupted', exitCode: 130 },
+  SIGTERM: { stoppedBy: 'terminated (SIGTERM)', said: 'Terminated (SIGTERM)', exitCode: 143 },
+  SIGHUP: { stoppedBy: 'hung up (SIGHUP)', said: 'Hung up (SIGHUP)', exitCode: 129 },
+} as const;
+
+export type StopSignal = keyof typeof STOP_SIGNALS;
 
 export class CliError extends Error {
   readonly exitCode: number;

@@ -4,6 +4,7 @@ import process from 'node:process';
 // main.ts loads no WebAssembly: help and the version answer without it (node --jitless), and a
 // command that needs it says so in one line (main.ts loadCore)
 import { run } from './main.ts';
+import { STOP_SIGNALS, type StopSignal } from './errors.ts';
 
 // Output that cannot be written never ends in a stack trace. A reader that stops early
 // (`ipallocator map … | head`) no longer wants it: what is left goes nowhere, and the command
@@ -37,15 +38,23 @@ function guarded(stream: NodeJS.WriteStream): { write(text: string): boolean; re
   };
 }
 
-// Ctrl-C while check --fix deletes: the first stops it after the leak under way, so that its report
-// names what was deleted; with the listener gone, a second ends the process as Ctrl-C always does.
-function onInterrupt(stop: () => void): () => void {
-  const once = () => {
-    process.off('SIGINT', once);
-    stop();
+// Ctrl-C, SIGTERM (a kill, a Job past its deadline, `timeout`) or SIGHUP while check --fix deletes:
+// the first stops it after the leak under way, so that its report names what was deleted; with the
+// listeners gone, a second ends the process as that signal always does.
+function onInterrupt(stop: (signal: StopSignal) => void): () => void {
+  const listeners = new Map<StopSignal, () => void>();
+  const release = () => {
+    for (const [signal, listener] of listeners) process.off(signal, listener);
   };
-  process.on('SIGINT', once);
-  return () => process.off('SIGINT', once);
+  for (const signal of Object.keys(STOP_SIGNALS) as StopSignal[]) {
+    const listener = () => {
+      release();
+      stop(signal);
+    };
+    listeners.set(signal, listener);
+    process.on(signal, listener);
+  }
+  return release;
 }
 
 /** Runs the command named `prog` in its messages ('ipallocator', 'kubectl ipallocator') on process.argv, then exits. */

@@ -31,7 +31,7 @@ import type { Cluster, ClusterOptions, ListedIPAddress, ListedServiceCIDR } from
 import { parseDuration } from './duration.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
-import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, UsageError, unreadableFile } from './errors.ts';
+import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, STOP_SIGNALS, type StopSignal, UsageError, unreadableFile } from './errors.ts';
 import type { RangeMap } from './map.ts';
 import { counted, formatCount, named, shown } from './text.ts';
 import type * as WithCore from './with-core.ts';
@@ -47,11 +47,12 @@ export interface Io {
   /** The name to show in help: "ipallocator" or "kubectl ipallocator". */
   prog?: string;
   /**
-   * Called as `check --fix` starts deleting, with what an interrupt (Ctrl-C) does then: stop
-   * after the leak under way and report what was done. Returns what ends that, called once the
-   * deleting is over. executable.ts hooks SIGINT here for that one interrupt: a second ends the process.
+   * Called as `check --fix` starts deleting, with what a signal (Ctrl-C, SIGTERM, SIGHUP) does
+   * then: stop after the leak under way and report what was done. Returns what ends that, called
+   * once the deleting is over. executable.ts hooks the signals here for the first one: a second
+   * ends the process.
    */
-  onInterrupt?: (stop: () => void) => () => void;
+  onInterrupt?: (stop: (signal: StopSignal) => void) => () => void;
 }
 
 // ── options ─────────────────────────────────────────────────────────────────────────────────
@@ -226,7 +227,7 @@ Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress obje
 
 Run '${p} <command> --help' for a command's options, '${p} --version' for the version.
 Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error, 130 check --fix
-interrupted by Ctrl-C.
+interrupted by Ctrl-C (143 by SIGTERM, 129 by SIGHUP).
 `,
   status: (p: string) => `Usage: ${p} status [options]
 
@@ -249,7 +250,7 @@ Applies kube-apiserver's ClusterIP repair rules (repairip.go) and reports:
 Exit code 0 when clean, 1 when problems are found (after --fix: when any remain), 2 when --fix
 was refused (403) for some objects (it fixes the others) or had to stop, 130 when Ctrl-C
 interrupted --fix, during its last IPAddress too (it stops after the IPAddress under way; the
-report says what was deleted).
+report says what was deleted), 143 when SIGTERM did, 129 SIGHUP.
 Needs RBAC list on services, servicecidrs and ipaddresses; --fix also get on both and delete on
 ipaddresses.
 
@@ -687,7 +688,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
   const graceMs = durationOption(CHECK_OPTIONS, 'grace', values.grace);
   const now = io.now ?? Date.now;
-  const { findProblems, fix, INTERRUPTED, notFixedSummary, renderCheck } = await loadCore();
+  const { findProblems, fix, notFixedSummary, renderCheck } = await loadCore();
   const cluster = await connect(values, io);
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
@@ -732,7 +733,10 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     // fixing stopped at an error about the cluster, not about a leak: exit 2, as the same error
     // would have ended the listing
     const stopped = report.fixed?.stoppedBy ?? null;
-    if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`, stopped === INTERRUPTED ? EXIT_INTERRUPTED : EXIT_ERROR);
+    if (stopped !== null) {
+      const bySignal = Object.values(STOP_SIGNALS).find((s) => s.stoppedBy === stopped);
+      throw new CliError(`--fix stopped: ${stopped}`, bySignal?.exitCode ?? EXIT_ERROR);
+    }
     // a permission refused for some objects: exit 2, as a refused listing, after fixing the others
     const denied = report.fixed?.failed.filter((e) => e.denied).map((e) => e.ip) ?? [];
     if (denied.length > 0) {
@@ -749,19 +753,26 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
 
 /**
  * Runs the deletes of `check --fix` so that the operator can follow them and stop them: on a
- * terminal a progress line (a cluster-wide fix sends three requests per leak, thousands of them),
- * and an interrupt (Ctrl-C) stops after the leak under way, so that the report still names every
- * IPAddress deleted (ended at once, the command would print nothing of what it did).
+ * terminal a progress line (a cluster-wide fix sends three requests per leak, thousands of them);
+ * elsewhere (a log: a Job, CI) one line per IPAddress deleted, as it is deleted, so that even a
+ * run killed outright leaves a record of what it changed. A signal (Ctrl-C, SIGTERM, SIGHUP) stops
+ * after the leak under way, so that the report still names every IPAddress deleted (ended at
+ * once, the command would print nothing of what it did).
  */
 async function fixInterruptibly(
   io: Io,
-  run: (options: { signal: AbortSignal; onProgress?: (tried: number, total: number) => void }) => Promise<FixResult>,
+  run: (options: {
+    signal: AbortSignal;
+    onProgress?: (tried: number, total: number) => void;
+    onDeleted?: (name: string) => void;
+  }) => Promise<FixResult>,
 ): Promise<FixResult> {
-  const interrupt = new AbortController();
-  const release = io.onInterrupt?.(() => {
-    interrupt.abort();
+  const stop = new AbortController();
+  const release = io.onInterrupt?.((signal) => {
+    stop.abort(signal);
+    const again = signal === 'SIGINT' ? 'interrupt again' : `a second ${signal}`;
     io.stderr.write(
-      `${io.stderr.isTTY ? CLEAR_LINE : ''}Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\n`,
+      `${io.stderr.isTTY ? CLEAR_LINE : ''}${STOP_SIGNALS[signal].said}: stopping after the IPAddress under way (${again} to end at once).\n`,
     );
   });
   let progress = false;
@@ -769,8 +780,9 @@ async function fixInterruptibly(
     io.stderr.write(`${CLEAR_LINE}fixing ipaddresses: ${formatCount(tried)} of ${formatCount(total)}`);
     progress = true;
   };
+  const onDeleted = (name: string) => io.stderr.write(`deleted IPAddress ${shown(named(name))}\n`);
   try {
-    return await run({ signal: interrupt.signal, ...(io.stderr.isTTY ? { onProgress } : {}) });
+    return await run({ signal: stop.signal, ...(io.stderr.isTTY ? { onProgress } : { onDeleted }) });
   } finally {
     release?.();
     if (progress) io.stderr.write(CLEAR_LINE);

@@ -710,7 +710,7 @@ describe('ipallocator check', () => {
     addIPAddress(c.double, '10.96.0.41', { namespace: 'n'.repeat(64), name: 'web' });
     addIPAddress(c.double, '10.96.0.42', { namespace: 'n'.repeat(63), name: 'y'.repeat(63) }); // as long as may be: asked for
     const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
-    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect([r.code, r.stderr]).toEqual([0, 'deleted IPAddress 10.96.0.40\ndeleted IPAddress 10.96.0.41\ndeleted IPAddress 10.96.0.42\n']);
     const report = JSON.parse(r.stdout) as CheckReport;
     expect(report.fixed!.deleted).toEqual(['10.96.0.40', '10.96.0.41', '10.96.0.42']);
     expect(names(c.double)).toEqual([]);
@@ -722,7 +722,7 @@ describe('ipallocator check', () => {
     // Found by an outside test: a fix of 1,793 leaks printed all of them on one line.
     for (const ip of ['10.96.0.50', '10.96.0.51', '10.96.0.52']) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
     const r = await cli(['check', '--fix', '--yes', '--top', '2', '--kubeconfig', c.kubeconfig], { now: later });
-    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect([r.code, r.stderr]).toEqual([0, 'deleted IPAddress 10.96.0.50\ndeleted IPAddress 10.96.0.51\ndeleted IPAddress 10.96.0.52\n']);
     expect(r.stdout).toContain('\nDeleted 3 IPAddresses: 10.96.0.50, 10.96.0.51, and 1 more (--json lists all).\n');
     expect(names(c.double)).toEqual([]);
   });
@@ -733,7 +733,7 @@ describe('ipallocator check', () => {
     for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
     c.double.dropAfterCommit('delete'); // the first delete takes effect, its answer is lost
     const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
-    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect([r.code, r.stderr]).toEqual([0, 'deleted IPAddress 10.96.0.30\ndeleted IPAddress 10.96.0.31\n']);
     expect(r.stdout).toContain('\nDeleted 2 IPAddresses: 10.96.0.30, 10.96.0.31.\n');
     expect(names(c.double)).toEqual([]);
   });
@@ -904,7 +904,7 @@ describe('ipallocator check', () => {
     try {
       for (const argv of [['status'], ['check', '--fix', '--yes'], ['map', '10.96.0.0/24']]) {
         const r = await cli([...argv, '--kubeconfig', c.kubeconfig], { now: later });
-        expect(r.stderr, argv.join(' ')).toBe('');
+        expect(r.stderr, argv.join(' ')).toBe(argv[0] === 'check' ? 'deleted IPAddress 10.96.0.45\n' : '');
         expect(made.length, argv.join(' ')).toBeGreaterThan(0);
         expect(made.filter((m) => !m.destroyed).length, argv.join(' ')).toBe(0);
         made.length = 0;
@@ -1108,7 +1108,8 @@ describe('ipallocator check', () => {
       `\nDeleted 2 IPAddresses: 10.96.0.30, 10.96.0.32.\nFailed 10.96.0.31: ${denied}\nNot fixed: 1 of 3 IPAddresses (1 refused (403 Forbidden)).\n`,
     );
     expect(r.stderr).toBe(
-      'ipallocator: --fix was refused (403 Forbidden) for IPAddress 10.96.0.31; not fixed: 1 of 3 IPAddresses (1 refused (403 Forbidden))\n',
+      'deleted IPAddress 10.96.0.30\ndeleted IPAddress 10.96.0.32\n' +
+        'ipallocator: --fix was refused (403 Forbidden) for IPAddress 10.96.0.31; not fixed: 1 of 3 IPAddresses (1 refused (403 Forbidden))\n',
     );
     expect(c.double.requestsOf('delete')).toHaveLength(3);
     expect(names(c.double)).toEqual(['10.96.0.31']);
@@ -1222,7 +1223,7 @@ describe('ipallocator check', () => {
         hooked++;
         // the operator presses Ctrl-C while the first delete is on its way
         void held.applied.then(() => {
-          stop();
+          stop('SIGINT');
           held.release();
         });
         return () => hooked--;
@@ -1231,7 +1232,7 @@ describe('ipallocator check', () => {
     const r = await run;
     expect(r.code).toBe(130);
     expect(r.stderr).toBe(
-      'Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
+      'Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\ndeleted IPAddress 10.96.0.30\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
     );
     expect(r.stdout).toContain(
       '\nDeleted 1 IPAddress: 10.96.0.30.\nStopped there: 2 IPAddresses not tried.\nNot fixed: 2 of 3 IPAddresses (2 not tried).\n',
@@ -1252,7 +1253,7 @@ describe('ipallocator check', () => {
       onInterrupt: (stop) => {
         // the operator presses Ctrl-C while the last delete is on its way
         void last.applied.then(() => {
-          stop();
+          stop('SIGINT');
           last.release();
         });
         return () => {};
@@ -1260,11 +1261,39 @@ describe('ipallocator check', () => {
     });
     expect(r.code).toBe(130);
     expect(r.stderr).toBe(
-      'Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
+      'deleted IPAddress 10.96.0.30\nInterrupted: stopping after the IPAddress under way (interrupt again to end at once).\ndeleted IPAddress 10.96.0.31\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
     );
     const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
     expect([fixed.deleted, fixed.stoppedBy, fixed.untried]).toEqual([['10.96.0.30', '10.96.0.31'], 'interrupted (Ctrl-C)', []]);
     expect(names(c.double)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'SIGTERM',
+      143,
+      'Terminated (SIGTERM): stopping after the IPAddress under way (a second SIGTERM to end at once).',
+      'terminated (SIGTERM)',
+    ],
+    ['SIGHUP', 129, 'Hung up (SIGHUP): stopping after the IPAddress under way (a second SIGHUP to end at once).', 'hung up (SIGHUP)'],
+  ] as const)('%s stops --fix as Ctrl-C does: the report names what was deleted, exit %i', async (signal, code, said, stoppedBy) => {
+    for (const n of [30, 31, 32]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    const held = c.double.holdReply('delete'); // the first delete takes effect, its answer is held
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], {
+      now: later,
+      onInterrupt: (stop) => {
+        void held.applied.then(() => {
+          stop(signal);
+          held.release();
+        });
+        return () => {};
+      },
+    });
+    expect(r.code).toBe(code);
+    expect(r.stderr).toBe(`${said}\ndeleted IPAddress 10.96.0.30\nipallocator: --fix stopped: ${stoppedBy}\n`);
+    const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
+    expect([fixed.deleted, fixed.stoppedBy, fixed.untried]).toEqual([['10.96.0.30'], stoppedBy, ['10.96.0.31', '10.96.0.32']]);
+    expect(names(c.double)).toEqual(['10.96.0.31', '10.96.0.32']);
   });
 
   it('--fix --json after an interrupt: stoppedBy says so, untried lists the leaks not tried', async () => {
@@ -1272,7 +1301,7 @@ describe('ipallocator check', () => {
     const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], {
       now: later,
       onInterrupt: (stop) => {
-        stop(); // before the first leak
+        stop('SIGINT'); // before the first leak
         return () => {};
       },
     });

@@ -7,6 +7,7 @@ import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import type { StopSignal } from '../cli/errors.ts';
 import { run } from '../cli/main.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { writeKubeconfig } from './k8s/kubeconfig.ts';
@@ -78,7 +79,7 @@ export interface RunResult {
 /**
  * Runs the command in-process; `stdin` is what the operator types (or a stream, read when the
  * command asks); `tty` makes stderr a terminal, `stdinTTY` standard input (piped otherwise);
- * `onInterrupt` stands for executable.ts's SIGINT hook (Io.onInterrupt).
+ * `onInterrupt` stands for executable.ts's signal hook (Io.onInterrupt).
  */
 export async function cli(
   argv: string[],
@@ -87,7 +88,7 @@ export async function cli(
     tty?: boolean;
     stdinTTY?: boolean;
     now?: () => number;
-    onInterrupt?: (stop: () => void) => () => void;
+    onInterrupt?: (stop: (signal: StopSignal) => void) => () => void;
   } = {},
 ): Promise<RunResult> {
   let stdout = '';
