@@ -511,8 +511,11 @@ export async function fix(
   return result;
 }
 
-/** The terminal form; `top`: how many pending addresses to name. */
-export function render(report: CheckReport, options: { top: number }): string {
+/**
+ * The terminal form; `top`: how many pending addresses to name; `piped`: standard input is no
+ * terminal, so a declined question was answered by whatever was piped in (a script, which needs --yes).
+ */
+export function render(report: CheckReport, options: { top: number; piped?: boolean }): string {
   const out: string[] = [];
   const deletable = report.findings.filter((f) => f.fix === 'delete').length;
   if (report.findings.length === 0) {
@@ -547,7 +550,8 @@ export function render(report: CheckReport, options: { top: number }): string {
   }
   const f = report.fixed;
   if (f !== null) {
-    if (f.declined) out.push('Nothing deleted: not confirmed.');
+    if (f.declined)
+      out.push(`Nothing deleted: not confirmed${options.piped === true ? ' (pass --yes when standard input is not a terminal)' : ''}.`);
     else {
       // the first --top named, as for the other lists: a cluster-wide fix can delete thousands
       const shown = f.deleted.slice(0, options.top).map(named);
@@ -574,7 +578,9 @@ export function render(report: CheckReport, options: { top: number }): string {
 
 /**
  * How many leaks --fix left, by why: "Not fixed: 3 of 5 IPAddresses (1 refused (403), 1 failed,
- * 1 still there after the delete)."; undefined when it left none (or was declined).
+ * 1 still there after the delete); run check --fix again to retry the 1 failed."; undefined when
+ * it left none (or was declined). Only the failed and the untried are worth a second run: a
+ * refusal needs a permission, and what is still there a finalizer's controller or a look.
  */
 export function notFixedSummary(f: FixResult): string | undefined {
   const refused = f.failed.filter((e) => e.denied).length;
@@ -588,7 +594,11 @@ export function notFixedSummary(f: FixResult): string | undefined {
   if (failed > 0) parts.push(`${formatCount(failed)} failed`);
   if (stillThere > 0) parts.push(`${formatCount(stillThere)} still there or re-created`);
   if (f.untried.length > 0) parts.push(`${formatCount(f.untried.length)} not tried`);
-  return `Not fixed: ${formatCount(notFixed)} of ${counted(tried, 'IPAddress', 'IPAddresses')} (${parts.join(', ')}).`;
+  const retried = failed + f.untried.length;
+  const which = failed === 0 ? 'not tried' : f.untried.length === 0 ? 'failed' : 'failed or not tried';
+  const retry =
+    retried === 0 ? '' : `; run check --fix again to retry ${retried === notFixed ? 'them' : `the ${formatCount(retried)} ${which}`}`;
+  return `Not fixed: ${formatCount(notFixed)} of ${counted(tried, 'IPAddress', 'IPAddresses')} (${parts.join(', ')})${retry}.`;
 }
 
 /**

@@ -460,6 +460,10 @@ function unknownOption(e: unknown, args: readonly string[], table: OptionTable):
   // kubectl's way to ask for JSON (the command is also a kubectl plugin): no name is near it
   const kubectlOutput = given === '-o' || given === '--output' || given.startsWith('--output=');
   if (kubectlOutput && Object.hasOwn(table, 'json')) return `unknown option '${given}' (for JSON output, use --json)`;
+  // kubectl's namespace flags: the ranges and IPAddresses are cluster-wide, and check reads every Service
+  const namespaceFlag = ['-n', '--namespace', '-A', '--all-namespaces'].includes(given.split('=')[0]!);
+  if (namespaceFlag)
+    return `unknown option '${given.split('=')[0]}' (every command reads the whole cluster: there is no namespace to choose)`;
   // kubectl's dry run: check changes the cluster only with --fix
   const dryRun = given === '--dry-run' || given.startsWith('--dry-run=');
   if (dryRun && Object.hasOwn(table, 'fix')) return `unknown option '--dry-run' (check without --fix changes nothing: it only reports)`;
@@ -729,7 +733,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
       const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
       report.clean = findings.every((f) => f.fix === 'delete' && settled.has(f.ip));
     }
-    io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report, { top }));
+    io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report, { top, piped: io.stdin.isTTY !== true }));
     // fixing stopped at an error about the cluster, not about a leak: exit 2, as the same error
     // would have ended the listing
     const stopped = report.fixed?.stoppedBy ?? null;

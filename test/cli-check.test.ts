@@ -980,10 +980,13 @@ describe('ipallocator check', () => {
     for (const answer of ['n\n', '', 'maybe\n']) {
       const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: answer });
       expect(r.stderr).toContain('Delete 1 IPAddress object (10.96.0.30)? [y/N]');
-      expect(r.stdout).toContain('Nothing deleted: not confirmed.');
+      // the answer came from a pipe: a script that meant to delete needs --yes
+      expect(r.stdout).toContain('Nothing deleted: not confirmed (pass --yes when standard input is not a terminal).\n');
       expect(r.code).toBe(1);
       expect(names(c.double)).toEqual(['10.96.0.30']);
     }
+    const no = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n', stdinTTY: true });
+    expect(no.stdout).toContain('Nothing deleted: not confirmed.\n'); // a person said no: nothing to add
     const uid = c.double.objects()[0]!.metadata.uid;
     const yes = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'y\n', stdinTTY: true });
     expect(yes.stderr).toContain('  orphan: IPAddress 10.96.0.30 belongs to Service default/gone, which does not exist');
@@ -1167,8 +1170,29 @@ describe('ipallocator check', () => {
       declined: false,
     });
     expect(summary).toBe(
-      'Not fixed: 4,010 of 4,010 IPAddresses (1,002 refused (403 Forbidden), 1,003 failed, 1,001 still there or re-created, 1,004 not tried).',
+      'Not fixed: 4,010 of 4,010 IPAddresses (1,002 refused (403 Forbidden), 1,003 failed, 1,001 still there or re-created, 1,004 not tried); run check --fix again to retry the 2,007 failed or not tried.',
     );
+  });
+
+  it('says what to do about the leaks that failed or were not tried: run check --fix again', () => {
+    const result = (failed: number, untried: number, refused = 0) => ({
+      deleted: Array.from({ length: 8 }, (_, i) => `10.96.0.${i}`),
+      skipped: [],
+      failed: [
+        ...Array.from({ length: failed }, (_, i) => ({ ip: `10.96.1.${i}`, error: 'x', denied: false })),
+        ...Array.from({ length: refused }, (_, i) => ({ ip: `10.96.2.${i}`, error: 'x', denied: true })),
+      ],
+      stoppedBy: null,
+      untried: Array.from({ length: untried }, (_, i) => `10.96.3.${i}`),
+      declined: false,
+    });
+    expect(notFixedSummary(result(2, 0))).toBe('Not fixed: 2 of 10 IPAddresses (2 failed); run check --fix again to retry them.');
+    expect(notFixedSummary(result(0, 2))).toBe('Not fixed: 2 of 10 IPAddresses (2 not tried); run check --fix again to retry them.');
+    expect(notFixedSummary(result(1, 0, 1))).toBe(
+      'Not fixed: 2 of 10 IPAddresses (1 refused (403 Forbidden), 1 failed); run check --fix again to retry the 1 failed.',
+    );
+    // a refusal is not retried by running again: the report says which permission is missing
+    expect(notFixedSummary(result(0, 0, 2))).toBe('Not fixed: 2 of 10 IPAddresses (2 refused (403 Forbidden)).');
   });
 
   it('a listing refused (403) still ends the command at once, exit 2', async () => {
@@ -1235,7 +1259,7 @@ describe('ipallocator check', () => {
       'Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\ndeleted IPAddress 10.96.0.30\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
     );
     expect(r.stdout).toContain(
-      '\nDeleted 1 IPAddress: 10.96.0.30.\nStopped there: 2 IPAddresses not tried.\nNot fixed: 2 of 3 IPAddresses (2 not tried).\n',
+      '\nDeleted 1 IPAddress: 10.96.0.30.\nStopped there: 2 IPAddresses not tried.\nNot fixed: 2 of 3 IPAddresses (2 not tried); run check --fix again to retry them.\n',
     );
     expect(names(c.double)).toEqual(['10.96.0.31', '10.96.0.32']);
     expect(c.double.requestsOf('delete')).toHaveLength(1);

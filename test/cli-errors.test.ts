@@ -1601,6 +1601,24 @@ describe('ipallocator: failures', () => {
     [['check', '--output', 'json'], "ipallocator: unknown option '--output' (for JSON output, use --json)\n"],
     [['status', '--output=json'], "ipallocator: unknown option '--output' (for JSON output, use --json)\n"],
     [['status', '-ojson'], "ipallocator: unknown option '-o' (for JSON output, use --json)\n"],
+    // kubectl's namespace flags: every command reads the whole cluster
+    [
+      ['status', '-n', 'shop'],
+      "ipallocator: unknown option '-n' (every command reads the whole cluster: there is no namespace to choose)\n",
+    ],
+    [
+      ['check', '--namespace', 'shop'],
+      "ipallocator: unknown option '--namespace' (every command reads the whole cluster: there is no namespace to choose)\n",
+    ],
+    [
+      ['check', '--namespace=shop'],
+      "ipallocator: unknown option '--namespace' (every command reads the whole cluster: there is no namespace to choose)\n",
+    ],
+    [['status', '-A'], "ipallocator: unknown option '-A' (every command reads the whole cluster: there is no namespace to choose)\n"],
+    [
+      ['map', '10.96.0.0/24', '--all-namespaces'],
+      "ipallocator: unknown option '--all-namespaces' (every command reads the whole cluster: there is no namespace to choose)\n",
+    ],
     [['map', '10.96.0.0/24', '--output', 'a.svg'], "ipallocator: unknown option '--output' (did you mean --out?)\n"],
     [['map', '10.96.0.0/24', '-o', 'a.svg'], "ipallocator: unknown option '-o' (did you mean --out?)\n"],
     // kubectl's --dry-run: check changes nothing unless given --fix
