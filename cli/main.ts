@@ -28,7 +28,7 @@ import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
 import type { CheckReport, FixResult } from './check.ts';
 import type { Cluster, ClusterOptions, ListedIPAddress, ListedServiceCIDR } from './cluster.ts';
-import { parseDuration } from './duration.ts';
+import { formatDuration, parseDuration } from './duration.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, STOP_SIGNALS, type StopSignal, UsageError, unreadableFile } from './errors.ts';
@@ -691,6 +691,13 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
   const graceMs = durationOption(CHECK_OPTIONS, 'grace', values.grace);
+  // upstream waits that long for a Service whose IPAddress was made first: a shorter grace may
+  // take that address from under it, which the operator should know before it happens
+  if (values.fix && graceMs < DEFAULT_GRACE_SECONDS * 1000) {
+    io.stderr.write(
+      `note: --grace ${formatDuration(graceMs)} is shorter than kube-apiserver's ${DEFAULT_GRACE_SECONDS}s: --fix may delete the IPAddress of a Service still being created\n`,
+    );
+  }
   const now = io.now ?? Date.now;
   const { findProblems, fix, notFixedSummary, renderCheck } = await loadCore();
   const cluster = await connect(values, io);

@@ -368,6 +368,19 @@ describe('ipallocator check', () => {
     }
   });
 
+  it("--fix with a grace shorter than upstream's 60s says on stderr that it may delete the address of a Service on its way", async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const note =
+      "note: --grace 10s is shorter than kube-apiserver's 60s: --fix may delete the IPAddress of a Service still being created\n";
+    const short = await cli(['check', '--fix', '--yes', '--grace', '10s', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(short.stderr).toBe(`${note}deleted IPAddress 10.96.0.30\n`);
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
+    const upstream = await cli(['check', '--fix', '--yes', '--grace', '60s', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(upstream.stderr).toBe('deleted IPAddress 10.96.0.31\n');
+    const report = await cli(['check', '--grace', '10s', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(report.stderr).toBe(''); // a report deletes nothing
+  });
+
   it('names the first --top (default 5) of the IPAddresses inside the grace, and how many more', async () => {
     // Regression: a deploy burst of 1,000 put every pending address on one line of 12,649 characters.
     for (let i = 1; i <= 12; i++) addIPAddress(c.double, `10.96.0.${i}`, { namespace: 'shop', name: `new${i}` });
