@@ -226,8 +226,9 @@ Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress obje
   map CIDR      draw a range as an SVG map (from the cluster, or from a Range snapshot file)
 
 Run '${p} <command> --help' for a command's options, '${p} --version' for the version.
-Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error, 130 check --fix
-interrupted by Ctrl-C (143 by SIGTERM, 129 by SIGHUP).
+Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error (with --json,
+nothing on stdout: check the exit code, set -o pipefail), 130 any command ended by Ctrl-C (143
+SIGTERM, 129 SIGHUP; check --fix first reports what it deleted).
 `,
   status: (p: string) => `Usage: ${p} status [options]
 
