@@ -464,7 +464,7 @@ function unknownOption(e: unknown, args: readonly string[], table: OptionTable):
   // kubectl's namespace flags: the ranges and IPAddresses are cluster-wide, and check reads every Service
   const namespaceFlag = ['-n', '--namespace', '-A', '--all-namespaces'].includes(given.split('=')[0]!);
   if (namespaceFlag)
-    return `unknown option '${given.split('=')[0]}' (every command reads the whole cluster: there is no namespace to choose)`;
+    return `unknown option '${given.split('=')[0]}' (a command reads the whole cluster: there is no namespace to choose)`;
   // kubectl's dry run: check changes the cluster only with --fix
   const dryRun = given === '--dry-run' || given.startsWith('--dry-run=');
   if (dryRun && Object.hasOwn(table, 'fix')) return `unknown option '--dry-run' (check without --fix changes nothing: it only reports)`;

@@ -1604,20 +1604,20 @@ describe('ipallocator: failures', () => {
     // kubectl's namespace flags: every command reads the whole cluster
     [
       ['status', '-n', 'shop'],
-      "ipallocator: unknown option '-n' (every command reads the whole cluster: there is no namespace to choose)\n",
+      "ipallocator: unknown option '-n' (a command reads the whole cluster: there is no namespace to choose)\n",
     ],
     [
       ['check', '--namespace', 'shop'],
-      "ipallocator: unknown option '--namespace' (every command reads the whole cluster: there is no namespace to choose)\n",
+      "ipallocator: unknown option '--namespace' (a command reads the whole cluster: there is no namespace to choose)\n",
     ],
     [
       ['check', '--namespace=shop'],
-      "ipallocator: unknown option '--namespace' (every command reads the whole cluster: there is no namespace to choose)\n",
+      "ipallocator: unknown option '--namespace' (a command reads the whole cluster: there is no namespace to choose)\n",
     ],
-    [['status', '-A'], "ipallocator: unknown option '-A' (every command reads the whole cluster: there is no namespace to choose)\n"],
+    [['status', '-A'], "ipallocator: unknown option '-A' (a command reads the whole cluster: there is no namespace to choose)\n"],
     [
       ['map', '10.96.0.0/24', '--all-namespaces'],
-      "ipallocator: unknown option '--all-namespaces' (every command reads the whole cluster: there is no namespace to choose)\n",
+      "ipallocator: unknown option '--all-namespaces' (a command reads the whole cluster: there is no namespace to choose)\n",
     ],
     [['map', '10.96.0.0/24', '--output', 'a.svg'], "ipallocator: unknown option '--output' (did you mean --out?)\n"],
     [['map', '10.96.0.0/24', '-o', 'a.svg'], "ipallocator: unknown option '-o' (did you mean --out?)\n"],
