@@ -257,16 +257,14 @@ export class Allocator implements IPAllocator, Disposable {
 
   /**
    * allocate() of an address its caller has parsed: `name` its canonical text, `words` its
-   * address (of this family). The same checks in the same order, less the parse. @internal for
+   * address (of this family). The same checks in the same order, less the parse; what allocate
+   * rejects with before its store call (and, on a store with synchronous operations, after it)
+   * is thrown, for the caller to tell its own refusals from the rest. @internal for
    * MetaAllocator, which parsed the address to find the range
    */
   allocateParsed(name: string, words: Uint32Array, owner: ParentRef | null | undefined): Promise<void> {
-    try {
-      this.taken.refuseInsideStrategy();
-      return this.allocateOp(this.taken.opFor(name, words), name, true, owner);
-    } catch (e) {
-      return rejectSoon(e);
-    }
+    this.taken.refuseInsideStrategy();
+    return this.allocateOp(this.taken.opFor(name, words), name, true, owner);
   }
 
   /**

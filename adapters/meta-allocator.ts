@@ -223,12 +223,6 @@ interface RangeEntry {
    * BigInt per range per draw.
    */
   readonly size53: number;
-  /**
-   * The calls of its allocator that its strategy or random source failed by taking the range out
-   * of allocation (rangeGuard): allocate(ip) compares it across the call to tell that refusal
-   * from a failure of the allocator's own.
-   */
-  refusals: number;
 }
 
 /** Where the guard of a range's calls (rangeGuard) finds the range: null while it is being made. */
@@ -241,6 +235,19 @@ const LEFT_DURING_CHOICE = {
   removed: 'its ServiceCIDRs were deleted while it chose an address',
   unready: 'its ServiceCIDRs were marked for deletion or not Ready while it chose an address',
 } as const;
+
+/**
+ * The errors rangeGuard threw, told apart from the same classes thrown for any other reason: what
+ * allocate(ip) catches from its own range's call is its own refusal only when it is one of these
+ * (a count of refusals on the range would also move for another call refused meanwhile, one
+ * started from the store's create, and drop an address this call had taken).
+ */
+const LEFT_ALLOCATION = new WeakSet<object>();
+
+/** Whether `e` is rangeGuard's refusal (LEFT_ALLOCATION). */
+function isLeftAllocation(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && LEFT_ALLOCATION.has(e);
+}
 
 /** A guard that only counts as one: guardedSource(random, NO_GUARD) === random for this package's generators. */
 const NO_GUARD = { enter: () => false, leave: () => {} };
@@ -578,19 +585,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
       for (;;) {
         if (e === null) throw this.unallocatable(ip); // the random source or a strategy changed the ranges meanwhile
-        const refusals = e.refusals;
-        let answer: Promise<void>;
         try {
           // the range takes the address as parsed here (its words read before it calls anything of
-          // yours); a rebuild of its index runs its strategy's forRange first
-          answer = e.allocator.allocateParsed(name, w, checked ?? undefined);
+          // yours); a rebuild of its index runs its strategy's forRange first. What it refuses
+          // before its store call is thrown, not returned as a rejection, so that its refusal by
+          // rangeGuard is seen here: an answer it returns is the call's, whatever else happened.
+          return e.allocator.allocateParsed(name, w, checked ?? undefined);
+        } catch (err) {
+          if (!isLeftAllocation(err)) throw err;
         } finally {
           this.reap();
         }
-        if (e.refusals === refusals) return answer;
         // That forRange took the range out of allocation (rangeGuard), nothing taken: another
         // ready range holding the address takes it, as if the range had gone before the call.
-        answer.catch(() => {});
         this.live();
         parseAddrInto(name, w); // code of yours called meanwhile may have parsed into the words
         e = this.nearest(w, true, 0);
@@ -1237,9 +1244,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     const e = slot.entry;
     if (e === null || (!e.removed && e.ready)) return;
-    e.refusals++;
-    if (e.removed) throw new ErrDestroyed(`Allocator ${e.cidr}`, `is being destroyed (${LEFT_DURING_CHOICE.removed})`);
-    throw new ErrNotReady(LEFT_DURING_CHOICE.unready);
+    const refusal = e.removed
+      ? new ErrDestroyed(`Allocator ${e.cidr}`, `is being destroyed (${LEFT_DURING_CHOICE.removed})`)
+      : new ErrNotReady(LEFT_DURING_CHOICE.unready);
+    LEFT_ALLOCATION.add(refusal);
+    throw refusal;
   }
 
   /**
@@ -1588,7 +1597,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
           pos: -1,
           route: null,
           size53: a.size <= TWO53_BIG ? Number(a.size) : -1,
-          refusals: 0,
         };
         slot.entry = made;
         this.entries.set(key, made);

@@ -1,7 +1,7 @@
-// MetaAllocator.allocate(ip) tells a range that left allocation during its own call (its
-// strategy deleted or marked its ServiceCIDR: rangeGuard) by the range's count of refusals. A
-// refusal of another call made meanwhile (here, from the store's create) moves that count too,
-// and allocate(ip) then drops an answer that had succeeded.
+// MetaAllocator.allocate(ip) goes on to another range when its range left allocation during its
+// own call (its strategy deleted or marked its ServiceCIDR). A refusal of another call made
+// meanwhile (here, an allocateNext started from the store's create) is not this call's: the
+// address this call created is its answer.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
