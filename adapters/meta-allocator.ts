@@ -608,15 +608,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * What allocate(ip) checks before its store call: not destroyed, and a ready range of any of
-   * its ranges holds the address (ErrMismatchedNetwork, ErrNotReady, OutOfMemoryError as
-   * allocate answers them; InvalidAddressError). The range's own checks follow in allocate.
-   * Nothing is checked when allocate is overridden. See CHECK_ALLOCATE. @internal for DualStackAllocator
+   * What allocate(ip) checks before its store call: not destroyed, a ready range holds the
+   * address (ErrMismatchedNetwork, ErrNotReady, OutOfMemoryError as allocate answers them;
+   * InvalidAddressError), then that range's own checks (its allocator's CHECK_ALLOCATE: ErrNotReady
+   * while the store has not synced). Every range holding it asks the one store, so the first in
+   * creation order answers for the one allocate would draw. Nothing is checked when allocate is
+   * overridden. See CHECK_ALLOCATE. @internal for DualStackAllocator
    */
   [CHECK_ALLOCATE](ip: string): void {
     if (this.allocate !== MetaAllocator.prototype.allocate) return;
     this.live();
-    if (this.route(ip, true) === null) throw this.unallocatable(ip);
+    const e = this.route(ip, true);
+    if (e === null) throw this.unallocatable(ip);
+    e.allocator[CHECK_ALLOCATE](ip);
   }
 
   allocateNext(this: object, given?: ParentRef | null): Promise<string>;
