@@ -774,22 +774,26 @@ export class Allocator implements IPAllocator, Disposable {
     return new DryRunAllocator(this);
   }
 
-  /** The dry run's allocate: ready, syntax and range checks only. @internal for DryRunAllocator */
-  checkAllocate(ip: string): void {
+  /**
+   * What allocate(ip) checks before its store call, in its order — ready, the address's text, in
+   * [first, last] — thrown as allocate throws it; nothing is reserved. For the dry run's allocate
+   * (`dryRun`, the default) that is all, and nothing is counted; for the real call
+   * (CHECK_ALLOCATE), a call from inside the strategy is refused first and an ErrNotInRange is
+   * counted, as allocate does. @internal for DryRunAllocator
+   */
+  checkAllocate(ip: string, dryRun = true): void {
+    if (!dryRun) this.taken.refuseInsideStrategy();
     if (!this.isReady()) throw this.notReady();
-    this.parseInRange(ip, this.words, true);
+    this.parseInRange(ip, this.words, dryRun);
   }
 
   /**
-   * What allocate(ip) checks before its store call, in its order — not from inside its strategy,
-   * ready, the address's text, in [first, last] — thrown as allocate throws it (an ErrNotInRange counted); nothing is reserved.
-   * Nothing is checked when allocate is overridden. See CHECK_ALLOCATE. @internal for DualStackAllocator
+   * checkAllocate for the real call. Nothing is checked when allocate is overridden. See
+   * CHECK_ALLOCATE. @internal for DualStackAllocator
    */
   [CHECK_ALLOCATE](ip: string): void {
     if (this.allocate !== Allocator.prototype.allocate) return;
-    this.taken.refuseInsideStrategy();
-    if (!this.isReady()) throw this.notReady();
-    this.parseInRange(ip, this.words, false);
+    this.checkAllocate(ip, false);
   }
 
   /**

@@ -479,9 +479,16 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return new DryRunAllocator(this);
   }
 
-  /** @internal for DryRunAllocator */
-  checkAllocate(ip: string): void {
-    this.checkRange(ip, true);
+  /**
+   * What allocate(ip) checks before its store call, in its order — ready, the address's text, in
+   * [first, last] (checkRange) — thrown as allocate throws it. For the dry run's allocate
+   * (`dryRun`, the default) that is all, and nothing is counted; for the real call
+   * (CHECK_ALLOCATE), a call from inside the random source is refused first and an ErrNotInRange
+   * is counted, as allocate does. @internal for DryRunAllocator
+   */
+  checkAllocate(ip: string, dryRun = true): void {
+    if (!dryRun) this.drawCalls.refuseInside();
+    this.checkRange(ip, dryRun);
   }
 
   /** @internal for DryRunAllocator */
@@ -544,15 +551,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * What allocate(ip) checks before its store call, in its order — not from inside its random
-   * source, ready, the address's text, in [first, last] — thrown as allocate throws it (an
-   * ErrNotInRange counted). Nothing is checked when allocate is overridden. See CHECK_ALLOCATE.
-   * @internal for DualStackAllocator
+   * checkAllocate for the real call. Nothing is checked when allocate is overridden. See
+   * CHECK_ALLOCATE. @internal for DualStackAllocator
    */
   [CHECK_ALLOCATE](ip: string): void {
     if (this.allocate !== ReferenceAllocator.prototype.allocate) return;
-    this.drawCalls.refuseInside();
-    this.checkRange(ip, false);
+    this.checkAllocate(ip, false);
   }
 
   /**
