@@ -45,8 +45,8 @@
 //   answers full there), and only when none had one does a second pass, in the same policy
 //   order, let the ranges give held addresses back early. A range whose strategy or random
 //   source deletes its ServiceCIDR, or marks it for deletion, while it chooses takes nothing:
-//   the call goes on as if the range had gone before it (rangeGuard); upstream hands out no
-//   address from a ServiceCIDR being deleted.
+//   the call goes on as if the range had gone before it (refuseIfRangeLeft); upstream hands out
+//   no address from a ServiceCIDR being deleted.
 // * A range whose Allocator cannot be built for lack of WASM memory is skipped, and built at a
 //   later call once it may fit (retryForMemory). Meanwhile a call only it could have served
 //   answers OutOfMemoryError, which says what to do, instead of ErrFull or ErrMismatchedNetwork.
@@ -225,26 +225,26 @@ interface RangeEntry {
   readonly size53: number;
 }
 
-/** Where the guard of a range's calls (rangeGuard) finds the range: null while it is being made. */
+/** Where refuseIfRangeLeft, run after each call into a range's strategy, finds the range: null while it is being made. */
 interface RangeSlot {
   entry: RangeEntry | null;
 }
 
-/** Why rangeGuard refused: the range left allocation during its strategy's or random source's call. */
+/** Why refuseIfRangeLeft refused: the range left allocation during its strategy's or random source's call. */
 const LEFT_DURING_CHOICE = {
   removed: 'its ServiceCIDRs were deleted while it chose an address',
   unready: 'its ServiceCIDRs were marked for deletion or not Ready while it chose an address',
 } as const;
 
 /**
- * The errors rangeGuard threw, told apart from the same classes thrown for any other reason: what
- * allocate(ip) catches from its own range's call is its own refusal only when it is one of these
- * (a count of refusals on the range would also move for another call refused meanwhile, one
- * started from the store's create, and drop an address this call had taken).
+ * The errors refuseIfRangeLeft threw, told apart from the same classes thrown for any other
+ * reason: what allocate(ip) catches from its own range's call is its own refusal only when it is
+ * one of these (a count of refusals on the range would also move for another call refused
+ * meanwhile, one started from the store's create, and drop an address this call had taken).
  */
 const LEFT_ALLOCATION = new WeakSet<object>();
 
-/** Whether `e` is rangeGuard's refusal (LEFT_ALLOCATION). */
+/** Whether `e` is refuseIfRangeLeft's refusal (LEFT_ALLOCATION). */
 function isLeftAllocation(e: unknown): boolean {
   return typeof e === 'object' && e !== null && LEFT_ALLOCATION.has(e);
 }
@@ -589,15 +589,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
           // the range takes the address as parsed here (its words read before it calls anything of
           // yours); a rebuild of its index runs its strategy's forRange first. What it refuses
           // before its store call is thrown, not returned as a rejection, so that its refusal by
-          // rangeGuard is seen here: an answer it returns is the call's, whatever else happened.
+          // refuseIfRangeLeft is seen here: an answer it returns is the call's, whatever else
+          // happened meanwhile.
           return e.allocator.allocateParsed(name, w, checked ?? undefined);
         } catch (err) {
           if (!isLeftAllocation(err)) throw err;
         } finally {
           this.reap();
         }
-        // That forRange took the range out of allocation (rangeGuard), nothing taken: another
-        // ready range holding the address takes it, as if the range had gone before the call.
+        // That forRange took the range out of allocation (refuseIfRangeLeft), nothing taken:
+        // another ready range holding the address takes it, as if the range had gone before the
+        // call.
         this.live();
         parseAddrInto(name, w); // code of yours called meanwhile may have parsed into the words
         e = this.nearest(w, true, 0);
@@ -1220,31 +1222,39 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * The random source of the range `slot` holds: one of your own is drawn through rangeGuard,
-   * as the range's strategy is called.
+   * The random source of the range `slot` holds: each draw from one of your own is followed by
+   * refuseIfRangeLeft, as each call into the range's strategy is (callGuarded).
    */
   private rangeRandom(slot: RangeSlot): RandomSource {
-    return guardedSource(this.random, { enter: () => false, leave: () => this.rangeGuard(slot) });
+    return guardedSource(this.random, { enter: () => false, leave: () => this.refuseIfRangeLeft(slot) });
   }
 
-  /** A call into the strategy of the range `slot` holds, then rangeGuard. */
-  private guardRange<T>(call: () => T, slot: RangeSlot): T {
+  /**
+   * Makes `call`, a call into the strategy of the range `slot` holds, then refuseIfRangeLeft: the
+   * strategy is code of yours, which may delete or mark the range's ServiceCIDR while the range
+   * chooses, and the range must not go on to take an address then. What guardedStrategy wraps
+   * around each of the strategy's calls.
+   */
+  private callGuarded<T>(call: () => T, slot: RangeSlot): T {
     const answer = call();
-    this.rangeGuard(slot);
+    this.refuseIfRangeLeft(slot);
     return answer;
   }
 
   /**
-   * What follows each call into a range's strategy (forRange, choose, taken) or random source:
-   * ErrDestroyed when the call destroyed this MetaAllocator (nothing is made or allocated after
-   * it); and when it took the range out of allocation, its ServiceCIDRs deleted (ErrDestroyed
-   * naming the range) or none of them allocatable any more (ErrNotReady), as a deletion or its
-   * deletionTimestamp does. No address is chosen in a range whose ServiceCIDR is being deleted:
-   * the range's call fails with nothing taken, allocateNext goes on to the next range (tryNext),
-   * and allocate(ip) to another ready range holding the address. A range being made (`slot`
-   * still empty) is not checked: the event making it settles what its forRange changed.
+   * Throws when the range `slot` holds left allocation during the call into its strategy (forRange,
+   * choose, taken) or random source that just returned; runs after each (callGuarded,
+   * rangeRandom), as that code of yours may have changed the ServiceCIDRs. ErrDestroyed when the
+   * call destroyed this MetaAllocator (nothing is made or allocated after it); and when it took
+   * the range out of allocation, its ServiceCIDRs deleted (ErrDestroyed naming the range) or none
+   * of them allocatable any more (ErrNotReady), as a deletion or its deletionTimestamp does —
+   * marked as its own (LEFT_ALLOCATION). No address is chosen in a range whose ServiceCIDR is
+   * being deleted: the range's call fails with nothing taken, allocateNext goes on to the next
+   * range (tryNext), and allocate(ip) to another ready range holding the address. A range being
+   * made (`slot` still empty) is not checked: the event making it settles what its forRange
+   * changed.
    */
-  private rangeGuard(slot: RangeSlot): void {
+  private refuseIfRangeLeft(slot: RangeSlot): void {
     this.live();
     const e = slot.entry;
     if (e === null || (!e.removed && e.ready)) return;
@@ -1567,7 +1577,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom(slot) };
           if (this.indexKind !== undefined) options.index = this.indexKind;
           if (this.strategy !== STRATEGIES.upstream)
-            options.strategy = guardedStrategy(this.strategy, (call) => this.guardRange(call, slot));
+            options.strategy = guardedStrategy(this.strategy, (call) => this.callGuarded(call, slot));
           if (this.shared.metrics !== undefined) options.metrics = this.shared.metrics;
           a = Allocator.create(key, options, this.router);
         } catch (err) {
@@ -1833,7 +1843,7 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   } catch (err) {
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     if (!e.ready && err instanceof ErrNotReady) {
-      call.notReady = true; // the range stopped taking allocations during its own call (rangeGuard)
+      call.notReady = true; // the range stopped taking allocations during its own call (refuseIfRangeLeft)
       return null;
     }
     throw err;
