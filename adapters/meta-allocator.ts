@@ -86,7 +86,7 @@ import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
-import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
+import { drawU64, guardedSource, isOwnGenerator, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import type { AllocationStrategy } from './strategy.ts';
 import { guardedStrategy } from './guarded-strategy.ts';
 import { isInsideRefusal } from './chooser-calls.ts';
@@ -248,9 +248,6 @@ const LEFT_ALLOCATION = new WeakSet<object>();
 function isLeftAllocation(e: unknown): boolean {
   return typeof e === 'object' && e !== null && LEFT_ALLOCATION.has(e);
 }
-
-/** A guard that only counts as one: guardedSource(random, NO_GUARD) === random for this package's generators. */
-const NO_GUARD = { enter: () => false, leave: () => {} };
 
 /**
  * A range's place in creation order: the first of its ServiceCIDRs in creation order (byCreation:
@@ -455,7 +452,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.indexKind = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
     // each range gets it through a guard of its own (rangeCalls)
     this.strategy = strategyOption(opts.strategy);
-    this.rangesCallNothing = this.strategy === STRATEGIES.upstream && guardedSource(this.random, NO_GUARD) === this.random;
+    this.rangesCallNothing = this.strategy === STRATEGIES.upstream && isOwnGenerator(this.random);
     if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
       throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);
     }

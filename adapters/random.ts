@@ -403,7 +403,15 @@ class GuardedSource implements RandomSource {
   }
 }
 
+/**
+ * Whether `random` is one of this package's generators (OWN_GENERATORS), which call no code of
+ * yours as they draw: nothing drawn for can change during a draw. @internal
+ */
+export function isOwnGenerator(random: RandomSource): boolean {
+  return OWN_GENERATORS.has(random);
+}
+
 /** `random` drawn inside `guard`; this package's generators call nothing and are used as they are. @internal */
 export function guardedSource(random: RandomSource, guard: DrawGuard): RandomSource {
-  return OWN_GENERATORS.has(random) ? random : new GuardedSource(random, guard);
+  return isOwnGenerator(random) ? random : new GuardedSource(random, guard);
 }
