@@ -253,10 +253,10 @@ export class DualStackAllocator {
    * error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …; when both would fail,
    * IPv4's, as the other is not tried; an ErrDestroyed once destroy() came meanwhile is the pair's,
    * since its destroy() ends the search). Before anything is created, each Allocator and
-   * ReferenceAllocator is checked as its allocateNext checks itself first (destroyed, ready), so
-   * one that cannot allocate fails the call with that error and the store sees no create; a full
-   * range is not checked first (another caller may free an address meanwhile), nor a
-   * MetaAllocator's ranges. The addresses come back in canonical text (a rollback releases an address, and asks has(), in the spelling
+   * ReferenceAllocator is checked as its allocateNext checks itself first (destroyed, ready), and
+   * each MetaAllocator for being destroyed, so one that cannot allocate fails the call with that
+   * error and the store sees no create; a full range is not checked first (another caller may
+   * free an address meanwhile), nor a MetaAllocator's ranges. The addresses come back in canonical text (a rollback releases an address, and asks has(), in the spelling
    * its allocator answered); an allocator of your own that answers anything but an address
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
    * it; its answer is not released but reported to onRollbackError.

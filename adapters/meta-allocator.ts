@@ -109,6 +109,7 @@ import {
   type IPAddressRecord,
   recordAnswer,
   CHECK_ALLOCATE,
+  CHECK_ALLOCATE_NEXT,
   STOP_SEARCHES,
   type Store,
   storeHolds,
@@ -620,6 +621,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const e = this.route(ip, true);
     if (e === null) throw this.unallocatable(ip);
     e.allocator[CHECK_ALLOCATE](ip);
+  }
+
+  /**
+   * What allocateNext checks of the MetaAllocator itself before any store call: not destroyed.
+   * Whether a range is ready is its own answer, met as allocateNext walks them. Nothing is checked
+   * when allocateNext is overridden. See CHECK_ALLOCATE_NEXT. @internal for DualStackAllocator
+   */
+  [CHECK_ALLOCATE_NEXT](): void {
+    if (this.allocateNext !== MetaAllocator.prototype.allocateNext) return;
+    this.live();
   }
 
   allocateNext(this: object, given?: ParentRef | null): Promise<string>;

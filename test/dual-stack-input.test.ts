@@ -184,6 +184,15 @@ describe('DualStackAllocator.allocateNext: an allocator that cannot allocate fai
     ds.destroy();
   });
 
+  it('over MetaAllocators: the IPv6 one destroyed under the pair', async () => {
+    const { ds, v6, calls } = metas();
+    v6.destroy();
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(calls()).toEqual([]);
+    expect(ds.ipv4.used()).toBe(0);
+    ds.destroy();
+  });
+
   it('a full IPv6 range is not checked first: IPv4 is taken, then given back when IPv6 answers ErrFull', async () => {
     const s4 = spyStore();
     const s6 = spyStore();
