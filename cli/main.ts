@@ -463,8 +463,7 @@ function unknownOption(e: unknown, args: readonly string[], table: OptionTable):
   if (kubectlOutput && Object.hasOwn(table, 'json')) return `unknown option '${given}' (for JSON output, use --json)`;
   // kubectl's namespace flags: the ranges and IPAddresses are cluster-wide, and check reads every Service
   const namespaceFlag = ['-n', '--namespace', '-A', '--all-namespaces'].includes(given.split('=')[0]!);
-  if (namespaceFlag)
-    return `unknown option '${given.split('=')[0]}' (a command reads the whole cluster: there is no namespace to choose)`;
+  if (namespaceFlag) return `unknown option '${given.split('=')[0]}' (a command reads the whole cluster: there is no namespace to choose)`;
   // kubectl's dry run: check changes the cluster only with --fix
   const dryRun = given === '--dry-run' || given.startsWith('--dry-run=');
   if (dryRun && Object.hasOwn(table, 'fix')) return `unknown option '--dry-run' (check without --fix changes nothing: it only reports)`;

@@ -1602,10 +1602,7 @@ describe('ipallocator: failures', () => {
     [['status', '--output=json'], "ipallocator: unknown option '--output' (for JSON output, use --json)\n"],
     [['status', '-ojson'], "ipallocator: unknown option '-o' (for JSON output, use --json)\n"],
     // kubectl's namespace flags: every command reads the whole cluster
-    [
-      ['status', '-n', 'shop'],
-      "ipallocator: unknown option '-n' (a command reads the whole cluster: there is no namespace to choose)\n",
-    ],
+    [['status', '-n', 'shop'], "ipallocator: unknown option '-n' (a command reads the whole cluster: there is no namespace to choose)\n"],
     [
       ['check', '--namespace', 'shop'],
       "ipallocator: unknown option '--namespace' (a command reads the whole cluster: there is no namespace to choose)\n",
