@@ -910,7 +910,7 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
   });
   it.each([
     ['null', null, /got null$/],
-    ['a string', '10.0.0.1', /got "10\.0\.0\.1"$/],
+    ['a string', '10.0.0.1', /got "10\.0\.0\.1": pass an array of addresses, such as \["10\.0\.0\.1"\]$/],
     ['an object without ips', {}, /what allocate returned \(an object whose ips is an array\), got ips undefined$/],
     [
       'the addresses by family, without ips',
