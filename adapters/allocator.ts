@@ -797,16 +797,13 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * What allocateNext() checks before its first store call, in its order — not destroyed, not
-   * from inside its strategy, ready — thrown as allocateNext throws it (nothing counted, as there);
-   * not whether the range is full. Nothing is checked when allocateNext is overridden. See
-   * CHECK_ALLOCATE_NEXT. @internal for DualStackAllocator
+   * checkAllocateNext for the real call (nothing counted, as allocateNext counts nothing there).
+   * Nothing is checked when allocateNext is overridden. See CHECK_ALLOCATE_NEXT. @internal for
+   * DualStackAllocator
    */
   [CHECK_ALLOCATE_NEXT](): void {
     if (this.allocateNext !== Allocator.prototype.allocateNext) return;
-    this.live();
-    this.taken.refuseInsideStrategy();
-    if (!this.isReady()) throw this.notReady();
+    this.checkAllocateNext(undefined, false);
   }
 
   /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). @internal for DryRunAllocator */
@@ -815,10 +812,16 @@ export class Allocator implements IPAllocator, Disposable {
     parseCanonical(ip, this.fam, this.words);
   }
 
-  /** The dry run's allocateNext: the real call's checks in its order, then the network address. @internal for DryRunAllocator */
-  checkAllocateNext(owner: ParentRef | undefined): string {
+  /**
+   * What allocateNext checks before its store call, in its order — not destroyed, the owner, ready
+   * — then the network address, the dry run's answer. For the real call (CHECK_ALLOCATE_NEXT,
+   * `dryRun` false), a call from inside the strategy is refused too; whether the range is full is
+   * not checked. @internal for DryRunAllocator
+   */
+  checkAllocateNext(owner: ParentRef | undefined, dryRun = true): string {
     this.live();
     checkParentRef(owner);
+    if (!dryRun) this.taken.refuseInsideStrategy();
     if (!this.isReady()) throw this.notReady();
     return formatAddr(this.fam, this.prefix.network);
   }

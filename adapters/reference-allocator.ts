@@ -497,10 +497,15 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     parseAddrInto(ip, this.words);
   }
 
-  /** @internal for DryRunAllocator */
-  checkAllocateNext(owner: ParentRef | null | undefined): string {
+  /**
+   * What allocateNext checks before its store call — not destroyed, the owner, ready — then the
+   * network address, the dry run's answer; for the real call (CHECK_ALLOCATE_NEXT, `dryRun`
+   * false), a call from inside the random source is refused too. @internal for DryRunAllocator
+   */
+  checkAllocateNext(owner: ParentRef | null | undefined, dryRun = true): string {
     this.live();
     checkParentRef(owner);
+    if (!dryRun) this.drawCalls.refuseInside();
     if (!this.isReady()) throw this.notReady();
     return formatBig(this.fam, this.g.network);
   }
@@ -560,16 +565,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * What allocateNext() checks before its first store call, in its order — not destroyed, not
-   * from inside its random source, ready — thrown as allocateNext throws it; not whether the range
-   * is full. Nothing is checked when allocateNext is overridden. See CHECK_ALLOCATE_NEXT.
-   * @internal for DualStackAllocator
+   * checkAllocateNext for the real call. Nothing is checked when allocateNext is overridden. See
+   * CHECK_ALLOCATE_NEXT. @internal for DualStackAllocator
    */
   [CHECK_ALLOCATE_NEXT](): void {
     if (this.allocateNext !== ReferenceAllocator.prototype.allocateNext) return;
-    this.live();
-    this.drawCalls.refuseInside();
-    if (!this.isReady()) throw this.notReady();
+    this.checkAllocateNext(undefined, false);
   }
 
   /**
