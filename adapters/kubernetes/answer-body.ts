@@ -17,8 +17,6 @@
 //
 // Either way the bytes counted are those of the body as decoded from its content encoding (gzip):
 // what would be held.
-import http from 'node:http';
-import https from 'node:https';
 import { type HttpLibrary, Observable, RequestContext, ResponseContext } from '@kubernetes/client-node';
 import { requireFromClientNode } from './client-node-check.ts';
 
@@ -121,14 +119,12 @@ export function streamingHttpLibrary(): HttpLibrary | undefined {
   return {
     send(request: RequestContext) {
       const agent = (request as unknown as { getAgent?: () => unknown }).getAgent?.();
-      const onWritten = writtenListeners.get(request);
-      const url = request.getUrl();
-      const answer = nodeFetch()(url, {
+      const answer = nodeFetch()(request.getUrl(), {
         method: request.getHttpMethod().toString(),
         body: request.getBody(),
         headers: request.getHeaders(),
         signal: request.getSignal(),
-        agent: onWritten === undefined ? agent : tellingWhenWritten(agent ?? defaultAgent(url), onWritten),
+        agent,
       }).then((response) => {
         const r = response as {
           status: number;
@@ -147,47 +143,6 @@ export function streamingHttpLibrary(): HttpLibrary | undefined {
       return new Observable(answer);
     },
   } as HttpLibrary;
-}
-
-/** What streamingHttpLibrary tells once the request of a RequestContext was written (tellWhenWritten). */
-const writtenListeners = new WeakMap<object, () => void>();
-
-/**
- * Has streamingHttpLibrary tell `onWritten` once the request of `context`, which it sends (client-node
- * 1.x), was written on its connection: when Node's ClientRequest finishes — the last of the request
- * handed to the socket's write, which completes only once the connection is made and, over TLS,
- * its handshake is done (Node holds what is written to a TLS socket until then) — on a socket not
- * destroyed meanwhile (a destroyed one completes the writes still pending, unwritten). A connection
- * refused, reset or stalled in its TCP or TLS handshake so leaves it untold: nothing of the request
- * reached the server.
- * @internal
- */
-export function tellWhenWritten(context: object, onWritten: () => void): void {
-  writtenListeners.set(context, onWritten);
-}
-
-/** The agent node-fetch sends a request to `url` with when it is given none: Node's global one for its scheme. */
-function defaultAgent(url: string): http.Agent {
-  return url.startsWith('https:') ? https.globalAgent : http.globalAgent;
-}
-
-/**
- * `agent`, handing each request it is given on as it is, and telling `onWritten` once that
- * request was written (tellWhenWritten).
- */
-function tellingWhenWritten(agent: unknown, onWritten: () => void): unknown {
-  const target = agent as { addRequest?: (req: http.ClientRequest, options: unknown) => unknown } | null;
-  const add = target?.addRequest;
-  if (typeof add !== 'function') return agent;
-  const addRequest = (req: http.ClientRequest, options: unknown) => {
-    req.once('finish', () => {
-      if (req.socket !== null && !req.socket.destroyed) onWritten();
-    });
-    return add.call(target, req, options);
-  };
-  return new Proxy(target!, {
-    get: (t, key, receiver) => (key === 'addRequest' ? addRequest : Reflect.get(t, key, receiver)),
-  });
 }
 
 /** The node-fetch that client-node 1.x depends on, loaded from client-node's own folder. @internal */

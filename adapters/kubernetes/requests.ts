@@ -44,6 +44,8 @@
 //
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (watch-session.ts).
+import http from 'node:http';
+import https from 'node:https';
 import { isReadable } from 'node:stream';
 import {
   Observable,
@@ -52,7 +54,7 @@ import {
   type ObservableMiddleware,
   ResponseContext,
 } from '@kubernetes/client-node';
-import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary, tellWhenWritten } from './answer-body.ts';
+import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
 import { InvalidArgumentError, IPAllocatorError } from '../errors.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
@@ -707,36 +709,76 @@ function notingLocation(handler: unknown, hop: string, route: Route): unknown {
 /**
  * Has `onWritten` told once the request was written on a connection made and secured, so that a
  * connection refused, reset or stalled in its TCP or TLS handshake leaves it untold (nothing of
- * the request reached the server): under client-node 2.x when undici's handler hears
- * onRequestSent; under 1.x, whose requests answer-body.ts's streamingHttpLibrary sends, when
- * Node's request has been written on its socket (tellWhenWritten). Told at once, as the request
- * is handed to the fetch, where neither can be watched.
+ * the request reached the server). A RequestContext of client-node 2.x carries an undici
+ * Dispatcher: told when undici's handler hears onRequestSent. One of 1.x — installed, or the
+ * API client of a 1.x KubeConfig given where 2.x is installed — carries the http.Agent its
+ * KubeConfig set (applySecurityAuthentication runs before this middleware): told when Node's
+ * request has been written on its socket (writtenThrough). Told at once where neither can be
+ * watched.
  */
 function whenWritten(context: unknown, onWritten: () => void): void {
-  const { getDispatcher, setDispatcher } = context as {
+  const { getDispatcher, setDispatcher, getAgent, setAgent, getUrl } = context as {
     getDispatcher?: () => Dispatcher | undefined;
     setDispatcher?: (d: Dispatcher) => void;
+    getAgent?: () => unknown;
+    setAgent?: (agent: unknown) => void;
+    getUrl?: () => string;
   };
-  if (typeof getDispatcher !== 'function' || typeof setDispatcher !== 'function') {
-    if (STREAMING_HTTP !== undefined && typeof context === 'object' && context !== null) tellWhenWritten(context, onWritten);
-    else onWritten();
+  if (typeof getDispatcher === 'function' && typeof setDispatcher === 'function') {
+    const inner = getDispatcher.call(context);
+    setDispatcher.call(context, {
+      dispatch(options, handler) {
+        const watched = new Proxy(handler as { onRequestSent?: unknown }, {
+          get(target, key, receiver) {
+            if (key !== 'onRequestSent') return Reflect.get(target, key, receiver);
+            return () => {
+              onWritten();
+              const own = target.onRequestSent;
+              return typeof own === 'function' ? own.call(target) : undefined;
+            };
+          },
+        });
+        return sentThrough(inner).dispatch(options, watched);
+      },
+    });
     return;
   }
-  const inner = getDispatcher.call(context);
-  setDispatcher.call(context, {
-    dispatch(options, handler) {
-      const watched = new Proxy(handler as { onRequestSent?: unknown }, {
-        get(target, key, receiver) {
-          if (key !== 'onRequestSent') return Reflect.get(target, key, receiver);
-          return () => {
-            onWritten();
-            const own = target.onRequestSent;
-            return typeof own === 'function' ? own.call(target) : undefined;
-          };
-        },
-      });
-      return sentThrough(inner).dispatch(options, watched);
-    },
+  if (typeof getAgent === 'function' && typeof setAgent === 'function' && typeof getUrl === 'function') {
+    const agent = getAgent.call(context) ?? defaultAgent(getUrl.call(context));
+    const watched = writtenThrough(agent, onWritten);
+    if (watched !== undefined) {
+      setAgent.call(context, watched);
+      return;
+    }
+  }
+  onWritten();
+}
+
+/** The agent node-fetch (client-node 1.x) sends a request to `url` with when it is given none: Node's global one for its scheme. */
+function defaultAgent(url: string): http.Agent {
+  return url.startsWith('https:') ? https.globalAgent : http.globalAgent;
+}
+
+/**
+ * `agent`, handing each request it is given on as it is, and telling `onWritten` once that
+ * request was written: when Node's ClientRequest finishes — the last of the request handed to the
+ * socket's write, which completes only once the connection is made and, over TLS, its handshake
+ * is done (Node holds what is written to a TLS socket until then) — on a socket not destroyed
+ * meanwhile (a destroyed one completes the writes still pending, unwritten). Undefined when
+ * `agent` has no addRequest to watch (node-fetch also takes a function returning the agent).
+ */
+function writtenThrough(agent: unknown, onWritten: () => void): object | undefined {
+  const target = agent as { addRequest?: (req: http.ClientRequest, options: unknown) => unknown } | null;
+  const add = target?.addRequest;
+  if (target === null || typeof add !== 'function') return undefined;
+  const addRequest = (req: http.ClientRequest, options: unknown) => {
+    req.once('finish', () => {
+      if (req.socket !== null && !req.socket.destroyed) onWritten();
+    });
+    return add.call(target, req, options);
+  };
+  return new Proxy(target, {
+    get: (t, key, receiver) => (key === 'addRequest' ? addRequest : Reflect.get(t, key, receiver)),
   });
 }
 
