@@ -108,6 +108,57 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
     expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 1, [otherUid]]);
   });
 
+  // With readYourWrites off the cache learns of this store's own writes from the watch only, and
+  // may still hold an older uid for a name whose object this store has made again since: another
+  // uid there may be this store's own, so the delete fails, saying it is there and not deleted.
+  describe('with readYourWrites off, another object of that name (another uid) there when read back', () => {
+    /** A started, synced store without read-your-writes holding `name` in its cache, and that object's uid. */
+    async function holdingUnread(name: string, requestTimeoutMs: number): Promise<{ s: KubernetesStore; uid: string }> {
+      const s = storeOnDouble({ start: true, requestTimeoutMs, readYourWrites: false, Config });
+      await s.waitForSync();
+      const created = await s.create(record(name));
+      await until(() => s.cache.get(name) !== undefined, 'the cache to hold it');
+      return { s, uid: created.uid! };
+    }
+
+    const rejected = (uid: string, otherUid: string) =>
+      `read back, an object of that name is there with another uid (${JSON.stringify(otherUid)}) than the one the cache holds ` +
+      `(${JSON.stringify(uid)}); it was not deleted: with readYourWrites off the cache may not yet hold this store's own create of it`;
+
+    it('its answer lost: rejects saying so, and the other is not deleted', async () => {
+      const { s, uid } = await holdingUnread('10.0.0.1', REQUEST_TIMEOUT_MS);
+      d.holdWatches();
+      d.dropAfterCommit('delete');
+      d.setLatency(300, 'get');
+      const deleting = s.delete('10.0.0.1');
+      await Promise.race([until(() => d.requestsOf('get').length === 1, 'the read-back'), deleting.catch(() => {})]);
+      const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
+      const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+      const err = await outcome(deleting);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as Error).message).toMatch(/^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": /);
+      expect((err as Error).message.endsWith(`; ${rejected(uid, otherUid)}`)).toBe(true);
+      expect([deletes(), uids()]).toEqual([[null], [otherUid]]);
+    });
+
+    it('sent again after a ServerTimeout, met by a 409: rejects saying so, and the other is not deleted', async () => {
+      const { s, uid } = await holdingUnread('10.0.0.1', 5000);
+      d.holdWatches();
+      d.timeOutAfterCommit('delete');
+      const deleting = s.delete('10.0.0.1');
+      await Promise.race([until(() => uids().length === 0, 'the first send to delete it'), deleting.catch(() => {})]);
+      const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
+      const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+      const err = await outcome(deleting);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as Error).message).toBe(
+        'delete ipaddresses.networking.k8s.io "10.0.0.1": the server answered 500 with a Retry-After, waited out as it asked; ' +
+          `sent again naming the uid it meant, it met another object of that name (409 Conflict); ${rejected(uid, otherUid)}`,
+      );
+      expect([deletes(), uids()]).toEqual([[null, { uid }], [otherUid]]);
+    });
+  });
+
   it('sent again after a ServerTimeout and met by a 409, the read-back failing: the error names the 500 the first send met and says the outcome is unknown', async () => {
     const { s } = await holding('10.0.0.1', 5000);
     d.timeOutAfterCommit('delete');

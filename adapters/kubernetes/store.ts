@@ -312,9 +312,11 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * deletion, and it stays in the cache until the watch reports it gone. A delete whose answer was
    * lost, or that was answered 500, 502, 503 or 504 and not sent again, or that was sent again
    * after a 5xx naming the uid the cache holds and met another object there (409), reads the
-   * object back: gone, or another object (another uid) there, it resolves (that object is not
-   * deleted); the object of the uid the cache holds still there, it is sent once more naming that
-   * uid. Without a uid known, an object there leaves the failure standing; a read-back that fails
+   * object back: gone, it resolves; another object (another uid) there, it resolves with
+   * readYourWrites on (that object is someone else's, and is not deleted) and rejects saying so
+   * with it off (the cache may lag behind this store's own create of that object, which is not
+   * deleted either); the object of the uid the cache holds still there, it is sent once more
+   * naming that uid. Without a uid known, an object there leaves the failure standing; a read-back that fails
    * rejects with a KubernetesApiError saying that whether the object was deleted is unknown.
    */
   delete(this: object, name: string): Promise<void>;
@@ -387,11 +389,20 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           const found = await this.readObject(name);
           if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, undefined);
           const there = found.obj?.metadata?.uid;
-          // Gone: deleted. Another object of that name (another uid): the one meant is gone too,
-          // and this one — another owner's allocation, made since — is not ours to delete: the
-          // caller's address is released either way.
-          if (found.obj === undefined || (uid !== undefined && there !== uid)) {
+          // Gone: deleted.
+          if (found.obj === undefined) {
             outcome = uid === undefined ? { finished: true } : { finished: true, uid };
+            break;
+          }
+          // Another object of that name (another uid): the one meant is gone too, and this one is
+          // not deleted. With readYourWrites on, the cache holds this store's own creates as they
+          // resolve, so an older uid there means someone else made this object since — another
+          // owner's allocation — and the caller's address is released. With it off, the cache
+          // learns of this store's own creates from the watch only and may lag behind one: the
+          // object there may be this store's, made since, and resolving would leave it behind.
+          if (uid !== undefined && there !== uid) {
+            if (!this.readYourWrites) throw anotherThere(e, uid, there);
+            outcome = { finished: true, uid };
             break;
           }
           const deletionTimestamp = (found.obj.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
@@ -540,6 +551,23 @@ function stillThere(failure: Error, uid: string | undefined, deleting: boolean):
     failure,
     `read back, an object of that name is there${said.length === 0 ? '' : ` (${said.join(', ')})`}; ${cannotTell}` +
       (deleting ? '' : ', so it was not deleted again'),
+  );
+}
+
+/**
+ * The error of a delete that may have taken effect (`failure`) that found, read back, an object
+ * of that name with another uid (`there`) than the one the cache holds (`meant`), in a store
+ * without read-your-writes: `failure`'s own message, then `read back, an object of that name is
+ * there with another uid ("…") than the one the cache holds ("…"); it was not deleted: with
+ * readYourWrites off the cache may not yet hold this store's own create of it`. Its fields and
+ * cause are `failure`'s.
+ */
+function anotherThere(failure: Error, meant: string, there: string | undefined): Error {
+  if (!(failure instanceof KubernetesApiError)) return failure;
+  return withDetail(
+    failure,
+    `read back, an object of that name is there with another uid (${quoteInput(there ?? '')}) than the one the cache holds ` +
+      `(${quoteInput(meant)}); it was not deleted: with readYourWrites off the cache may not yet hold this store's own create of it`,
   );
 }
 

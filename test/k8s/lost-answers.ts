@@ -51,10 +51,11 @@ export function startDoubleForEachTest(): void {
 
 /**
  * A KubernetesStore on `d` (read by `Config`, default client-node 2.x's KubeConfig), closed after
- * the test; `start` and `requestTimeoutMs` as the store takes them (its defaults when left out).
+ * the test; `start`, `requestTimeoutMs` and `readYourWrites` as the store takes them (its defaults
+ * when left out).
  */
 export function storeOnDouble(
-  options: { start?: boolean; requestTimeoutMs?: number; Config?: typeof KubeConfig | undefined } = {},
+  options: { start?: boolean; requestTimeoutMs?: number; readYourWrites?: boolean; Config?: typeof KubeConfig | undefined } = {},
 ): KubernetesStore {
   const { Config, ...storeOptions } = options;
   const s = new KubernetesStore(kubeConfigFor(d.url, undefined, { ...(Config && { Config }) }), storeOptions);
