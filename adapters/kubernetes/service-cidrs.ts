@@ -374,7 +374,9 @@ function quoteList(list: readonly string[]): string {
  *
  * A delete whose answer was lost after it went out (its connection dropped, its deadline passed),
  * or that was answered 500, 502, 503 or 504, may have taken effect: the ServiceCIDR is read back
- * by name. Gone, or marked for deletion, it resolves true. There and not being deleted, it cannot
+ * by name. Gone, or marked for deletion, it resolves true — gone after a lost answer is true
+ * whether this delete removed it or there was no ServiceCIDR of that name at all, which the
+ * read-back cannot tell apart (false is only ever the delete's own 404). There and not being deleted, it cannot
  * be told from one created under that name since, which a second delete would remove: it is not
  * deleted again, and the failure stands, saying what is there. A read-back that fails rejects with
  * a KubernetesApiError saying that whether it was deleted is unknown.
