@@ -15,7 +15,6 @@ import { authorizationsOfOneGet, until } from './k8s/helpers.ts';
 import {
   KubeconfigFileError,
   kubeConfigOrDefault,
-  kubeconfigLoadFailure,
   loadDefaultKubeconfig,
   loadGivenKubeconfig,
   loadKubeconfigText,
@@ -630,23 +629,6 @@ describe('the default kubeconfig', () => {
       const shown = JSON.stringify(tokenFile).slice(1, -1).replace('\u200b', '\\u200b');
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
         `the token-file "${shown}" of user "u" cannot be read: no such file or directory (ENOENT)`,
-      );
-    });
-
-    // Regression: a token-file client-node read itself (as it loads a KubeConfig of the caller's)
-    // failed with Node's own message, "ENOENT: no such file or directory, open '…'", where every
-    // other file is said by its path and why in words
-    it("a token-file client-node reads itself is said by its path and why in words, not by Node's message", () => {
-      // client-node's own load, a KubeConfig the loader did not read: the path as client-node was given it
-      const missing = join(dir, 'missing');
-      let thrown: unknown;
-      try {
-        new KubeConfig().loadFromString(kubeconfigOfUser('https://127.0.0.1:1', JSON.stringify({ 'token-file': missing })));
-      } catch (e) {
-        thrown = e;
-      }
-      expect(kubeconfigLoadFailure(thrown)).toBe(
-        `the token-file ${JSON.stringify(missing)} of a user in it cannot be read: no such file or directory (ENOENT)`,
       );
     });
 

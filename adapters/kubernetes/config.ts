@@ -676,16 +676,6 @@ export function kubeconfigLoadFailure(e: unknown): string {
   if (e instanceof TypeError && /\bserver\.replace is not a function/.test(e.message)) {
     return `a cluster's server is not text (a number, as in server: 6443, true, a list): ${SERVER_URL_FORM}`;
   }
-  // client-node reads a user's token-file as it loads the kubeconfig (config_types' findToken):
-  // its ENOENT names that file, not the kubeconfig the message is about
-  const { code, path } = e as { code?: unknown; path?: unknown };
-  if (typeof code === 'string' && typeof path === 'string' && /[/\\]config_types\.[cm]?js\b/.test(e.stack ?? '')) {
-    // a KubeConfig client-node loaded itself (kc.loadFromFile) read it from the working
-    // directory; loadKubeconfigText reads it itself (readTokenFiles), from the kubeconfig's folder.
-    // Said as every file is (fsFailure), not with fs's message, which names the path again.
-    const from = isAbsolute(path) ? '' : ' from the working directory';
-    return `the token-file ${quoteText(path)} of a user in it cannot be read${from}: ${fsFailure(e)}`;
-  }
   const failedOn = fsFailedOn(e);
   if (failedOn !== undefined) return `${quoteText(failedOn)}: ${fsFailure(e)}`;
   if (e.name !== 'YAMLException') return e.message;
