@@ -3,11 +3,9 @@
 // connect, handshake included, where the socks library waits 30 s. 2.x's is opened by
 // proxy-dispatch.ts socksDispatcher, 1.x's by socks-proxy-agent (proxy-dispatch.ts
 // markingSocksFailures).
-import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
-import { markingSocksFailures } from '../adapters/kubernetes/proxy-dispatch.ts';
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
 import { addIPAddress } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
@@ -100,32 +98,5 @@ describe.each(BOTH_CLIENT_NODES)('the connection through a SOCKS5 proxy, with cl
         `the proxy at ${proxyUrl} (proxy-url of cluster "double" in the kubeconfig) did not connect to the API server within 10 s: ` +
         'it did not answer, or did not reach the API server, in that time',
     );
-  });
-});
-
-// client-node 1.x's agent (socks-proxy-agent) puts an idle timeout and a 'timeout' listener that
-// destroys the connection on the socket it connects; without an idle timeout of the agent's own,
-// that listener goes, and only that one.
-describe('markingSocksFailures, on the socket socks-proxy-agent connects', () => {
-  it("removes the agent's own 'timeout' listener and keeps another's", async () => {
-    const socket = Object.assign(new EventEmitter(), { setTimeout: () => socket, setNoDelay: () => socket, destroyed: false });
-    const another = () => {};
-    socket.on('timeout', another);
-    const agent = {
-      timeout: null as number | null,
-      // as socks-proxy-agent's connect: with a timeout, set on the socket with a listener that destroys it
-      async connect(_req: unknown, _options: unknown) {
-        const { timeout } = this;
-        if (timeout !== null) {
-          socket.setTimeout();
-          socket.on('timeout', () => (socket.destroyed = true));
-        }
-        return socket;
-      },
-    };
-    markingSocksFailures(agent);
-    expect(await agent.connect({}, {})).toBe(socket);
-    expect(socket.listeners('timeout')).toEqual([another]);
-    expect(agent.timeout).toBeNull();
   });
 });

@@ -376,10 +376,11 @@ export function markingSocksFailures<A>(agent: A): A {
       // to an https:// server, the TLS socket over the proxy's: its _parent (Node's)
       const socket = connected._parent ?? connected;
       socket.setTimeout(idle ?? 0);
-      // without an idle timeout, the agent's listener for one goes too: the last added, as its
-      // connect resolved (this.timeout was set for it, so it added one); any other stays
-      const own = idle === null ? socket.listeners('timeout').at(-1) : undefined;
-      if (own !== undefined) socket.removeListener('timeout', own);
+      // without an idle timeout, the agent's listener for one (which destroys the socket) goes
+      // too. Removing every 'timeout' listener removes only that one: the socket is the agent's
+      // own, fresh from its connect, and nothing else has had it yet — Node's request adds its
+      // listeners once the agent hands the socket over, after this returns.
+      if (idle === null) socket.removeAllListeners('timeout');
       socket.setNoDelay(true);
       return connected;
     } catch (err) {
@@ -396,8 +397,7 @@ interface ProxiedSocket {
   _parent?: ProxiedSocket;
   setTimeout(ms: number): unknown;
   setNoDelay(enable: boolean): unknown;
-  listeners(event: string): ((...args: unknown[]) => unknown)[];
-  removeListener(event: string, listener: (...args: unknown[]) => unknown): unknown;
+  removeAllListeners(event: string): unknown;
 }
 
 /** What hpagent's agents (client-node 1.x's, for an http:// or https:// proxy) hold: the proxy's URL, whether connections are kept alive, and options of their own for the CONNECT request. */
