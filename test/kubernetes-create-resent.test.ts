@@ -90,13 +90,24 @@ describe('a create committed but answered with a ServerTimeout, sent again and a
     expect(d.requestsOf('get').length).toBe(1);
   });
 
+  it('the read-back failing: the error names every answer waited out before the resend, throttling included', async () => {
+    const s = store();
+    d.failNext('create', 2, 429); // answered before the commit below is taken (Retry-After: 1)
+    d.timeOutAfterCommit('create');
+    d.failNext('get', 1, 503);
+    const err = await outcome(s.create(record('10.0.0.1')));
+    expect((err as Error).message).toMatch(
+      /^create ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server throttled it \(429\) 2 times and answered 500 once with a Retry-After, waited out as it asked; sent again, it met an object of that name \(409 AlreadyExists\); the object may have been created, and reading it back failed: HTTP 503 /,
+    );
+  });
+
   it('the read-back failing: the error names the status the first send was answered with', async () => {
     const s = store();
     d.timeOutAfterCommit('create');
     d.failNext('get', 1, 503);
     const err = await outcome(s.create(record('10.0.0.1')));
     expect((err as Error).message).toMatch(
-      /^create ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server answered 500 with a Retry-After, waited out as it asked; sent again, it met an object of that name \(409 AlreadyExists\); the object may have been created, and reading it back failed: HTTP 503 /,
+      /^create ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server answered 500 once with a Retry-After, waited out as it asked; sent again, it met an object of that name \(409 AlreadyExists\); the object may have been created, and reading it back failed: HTTP 503 /,
     );
   });
 });

@@ -152,7 +152,7 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
       const err = await outcome(deleting);
       expect(err).toBeInstanceOf(KubernetesApiError);
       expect((err as Error).message).toBe(
-        'delete ipaddresses.networking.k8s.io "10.0.0.1": the server answered 500 with a Retry-After, waited out as it asked; ' +
+        'delete ipaddresses.networking.k8s.io "10.0.0.1": the server answered 500 once with a Retry-After, waited out as it asked; ' +
           `sent again naming the uid it meant, it met another object of that name (409 Conflict); ${rejected(uid, otherUid)}`,
       );
       expect([deletes(), uids()]).toEqual([[null, { uid }], [otherUid]]);
@@ -169,7 +169,7 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
     const err = await outcome(deleting);
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as KubernetesApiError).message).toMatch(
-      /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server answered 500 with a Retry-After, waited out as it asked; sent again naming the uid it meant, it met another object of that name \(409 Conflict\); the object may have been deleted, and reading it back failed: HTTP 503 /,
+      /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the server answered 500 once with a Retry-After, waited out as it asked; sent again naming the uid it meant, it met another object of that name \(409 Conflict\); the object may have been deleted, and reading it back failed: HTTP 503 /,
     );
     expect(uids().length).toBe(1);
   });

@@ -132,7 +132,7 @@ export function notTheApiServersAnswer(redirect: Redirected, verb: string, statu
 export async function requestJson(
   requests: ApiRequests,
   target: RequestTarget,
-  call: (options: ConfigurationOptions, afterServerError: number | undefined) => Promise<unknown>,
+  call: (options: ConfigurationOptions, serverErrorsWaitedOut: string | undefined) => Promise<unknown>,
   malformed: (what: string) => Error,
   onWait?: (error: KubernetesApiError, seconds: number) => void,
   options?: { resendAfterServerError?: boolean },
@@ -141,12 +141,12 @@ export async function requestJson(
   let redirected: Redirected | undefined;
   const decoded = await requests.run(
     target,
-    (opts, afterServerError) => {
+    (opts, serverErrorsWaitedOut) => {
       probe.reset();
       // client-node runs `post` in reverse order: the probe, first here, reads the body last,
       // after requests.ts's middleware has let the fetch end it on a lost connection (Deno)
       const middleware = [probe.middleware, ...(opts.middleware ?? [])];
-      return call({ ...opts, middleware, middlewareMergeStrategy: 'append' }, afterServerError);
+      return call({ ...opts, middleware, middlewareMergeStrategy: 'append' }, serverErrorsWaitedOut);
     },
     onWait,
     { ...options, onRedirect: (redirect) => (redirected = redirect) },

@@ -147,10 +147,12 @@ export class ApiRequests {
    * the seconds it is waited out for, as it comes (a list's caller reports it meanwhile, and sends
    * nothing before that wait is over even when the deadline ends the request first).
    *
-   * A 5xx does not say the request went unhandled: `call` is told, as `afterServerError`, the
-   * status of the first 5xx an earlier attempt was answered with and waited out (undefined while
-   * there was none): that attempt may have taken effect (a delete sent again then names the object
-   * it meant, by uid), and a message about the outcome can name it. With
+   * A 5xx does not say the request went unhandled: once an earlier attempt was answered with one
+   * and waited out, `call` is told, as `serverErrorsWaitedOut`, the answers waited out so far in
+   * words (`the server throttled it (429) 2 times and answered 503 3 times with a Retry-After,
+   * waited out as it asked`; undefined while no 5xx was among them): that attempt may have taken
+   * effect (a delete sent again then names the object it meant, by uid), and a message about the
+   * outcome begins with it. With
    * `resendAfterServerError: false` such an answer is final: a request that cannot be made safe
    * to repeat is not sent again.
    *
@@ -166,7 +168,7 @@ export class ApiRequests {
    */
   async run<T>(
     target: RequestTarget,
-    call: (options: ConfigurationOptions, afterServerError: number | undefined) => Promise<T>,
+    call: (options: ConfigurationOptions, serverErrorsWaitedOut: string | undefined) => Promise<T>,
     onWait?: (error: KubernetesApiError, seconds: number) => void,
     {
       resendAfterServerError = true,
@@ -182,8 +184,10 @@ export class ApiRequests {
     // made and secured (`pending` from then on until it failed or was answered in full); and the
     // HTTP status of its answer once that began (status and headers in, the body still to come)
     const attempt: { sent: boolean; pending: boolean; answered?: number | undefined } = { sent: false, pending: false };
-    // whether a send answered with a 5xx (which does not say it went unhandled) was waited out
-    const serverErrorWaitedOut = () => waited.some((code) => code !== 429);
+    // the answers waited out, in words, once a 5xx (which does not say the request went
+    // unhandled) was among them; undefined until then
+    const serverErrorsWaitedOut = (): string | undefined =>
+      waited.some((code) => code !== 429) ? `the server ${waitedText(waited)}, waited out as it asked` : undefined;
     // where the request was sent and where its last hop went (a redirect may lead elsewhere)
     const route = newRoute();
     let deadline: ReturnType<typeof setTimeout> | undefined;
@@ -191,7 +195,7 @@ export class ApiRequests {
       deadline = setTimeout(() => {
         const redirected = elsewhere(route);
         const error = this.timeoutError(target, waited, attempt, signal, redirected);
-        if (attempt.pending || serverErrorWaitedOut()) LOST_ANSWERS.set(error, attempt.answered);
+        if (attempt.pending || serverErrorsWaitedOut() !== undefined) LOST_ANSWERS.set(error, attempt.answered);
         // the answers waited out came from that host: the messages that name them say so
         if (redirected !== undefined) noteRedirect(error, redirected);
         controller.abort(error);
@@ -226,7 +230,7 @@ export class ApiRequests {
                   },
                   route,
                 ),
-                waited.find((code) => code !== 429),
+                serverErrorsWaitedOut(),
               ),
             ),
             aborted,
@@ -257,17 +261,14 @@ export class ApiRequests {
             // the server named as the command line names it: an application's logs may come from several clusters
             const cannotUse = inUse === undefined ? '' : `cannot use ${inUse}: `;
             const host = this.shownHost(redirected);
-            if (!serverErrorWaitedOut()) throw unansweredError(target, `${cannotUse}${requestNotSent(host, problem)}`, e);
+            const before = serverErrorsWaitedOut();
+            if (before === undefined) throw unansweredError(target, `${cannotUse}${requestNotSent(host, problem)}`, e);
             // an earlier send was answered with a 5xx, which does not say it went unhandled: it may have taken effect
-            const error = unansweredError(
-              target,
-              `the server ${waitedText(waited)}, waited out as it asked; ${cannotUse}the request to ${host} was not sent again: ${problem}`,
-              e,
-            );
+            const error = unansweredError(target, `${before}; ${cannotUse}the request to ${host} was not sent again: ${problem}`, e);
             LOST_ANSWERS.set(error, undefined);
             throw error;
           }
-          if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorWaitedOut())) {
+          if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorsWaitedOut() !== undefined)) {
             LOST_ANSWERS.set(e as object, began);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);

@@ -201,8 +201,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let created: unknown;
       // whether the send answered now is not this create's first (after a 5xx, or a read-back)
       let sendIsResend = false;
-      // the status of the 5xx an earlier send was answered with and waited out, when it was one
-      let serverError: number | undefined;
+      // the answers earlier sends were waited out on, in words, once a 5xx was among them
+      let waitedOut: string | undefined;
       // the failure of the first send, when it was sent again after a read-back
       let earlier: Error | undefined;
       for (let sentAgainAfterReadBack = false; ; ) {
@@ -210,9 +210,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           created = await requestJson(
             this[REQUESTS],
             { verb: 'create', resource: RESOURCE, name: record.name },
-            (opts, afterServerError) => {
-              serverError = afterServerError;
-              sendIsResend = sentAgainAfterReadBack || afterServerError !== undefined;
+            (opts, serverErrorsWaitedOut) => {
+              waitedOut = serverErrorsWaitedOut;
+              sendIsResend = sentAgainAfterReadBack || serverErrorsWaitedOut !== undefined;
               return this.api.createIPAddress({ body: body as never, fieldManager: manager }, opts);
             },
             malformed,
@@ -227,7 +227,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             if (!sendIsResend) throw e;
             const found = await this.readBack(body, manager);
             // not read: the object there may be this create's own, which a collision would leave behind
-            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier, serverError), found.failed, undefined);
+            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier, waitedOut), found.failed, undefined);
             if (found.own === undefined) throw e;
             created = found.own;
             break;
@@ -346,16 +346,16 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // whether the send answered now names `uid` as a precondition: sent again after a 5xx, or
       // after a read-back found the object it meant still there
       let sendIsResend = false;
-      // the status of the 5xx an earlier send was answered with and waited out, when it was one
-      let serverError: number | undefined;
+      // the answers earlier sends were waited out on, in words, once a 5xx was among them
+      let waitedOut: string | undefined;
       for (let sentAgainAfterReadBack = false; ; ) {
         try {
           const reply = await requestJson(
             this[REQUESTS],
             { verb: 'delete', resource: RESOURCE, name },
-            (opts, afterServerError) => {
-              serverError = afterServerError;
-              sendIsResend = sentAgainAfterReadBack || afterServerError !== undefined;
+            (opts, serverErrorsWaitedOut) => {
+              waitedOut = serverErrorsWaitedOut;
+              sendIsResend = sentAgainAfterReadBack || serverErrorsWaitedOut !== undefined;
               return this.api.deleteIPAddress(sendIsResend ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
             },
             malformed,
@@ -384,7 +384,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // does not say it was left undone (mayHaveTakenEffect): read back. So is a 409 to the
           // send after a 5xx: the object meant may be gone (that 5xx's send deleted it) and
           // another there, or the uid the cache held may be stale; what is there tells.
-          if (conflict) e = conflictOnResend(name, e as KubernetesApiError, serverError);
+          if (conflict) e = conflictOnResend(name, e as KubernetesApiError, waitedOut);
           else if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readObject(name);
           if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, undefined);
@@ -468,48 +468,45 @@ interface ReadBack {
 
 /**
  * The error of a create sent again — after a read-back that found nothing once `earlier` had
- * failed (its answer lost, or a 5xx), else after the 5xx `serverError` it waited out — that met
- * an object of its name (409), which may be the one its earlier send stored:
- * `create ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: …; sent again, it met an
- * object of that name (409 AlreadyExists)`, or `…: the server answered 500 with a Retry-After,
- * waited out as it asked; sent again, it met …`. Its cause is `earlier`.
+ * failed (its answer lost, or a 5xx), else after the answers `waitedOut` says (in words, a 5xx
+ * among them) — that met an object of its name (409), which may be the one its earlier send
+ * stored: `create ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: …; sent again, it met
+ * an object of that name (409 AlreadyExists)`, or `…: the server answered 500 once with a
+ * Retry-After, waited out as it asked; sent again, it met …`. Its cause is `earlier`.
  */
-function metOnResend(name: string, earlier: Error | undefined, serverError: number | undefined): KubernetesApiError {
-  const before = earlier === undefined ? `${waitedOut(serverError)}; sent again` : `${detailOf(earlier, 'create', name)}; sent again`;
+function metOnResend(name: string, earlier: Error | undefined, waitedOut: string | undefined): KubernetesApiError {
+  const before = earlier === undefined ? afterWaits(waitedOut) : detailOf(earlier, 'create', name);
   return new KubernetesApiError(
     'create',
     RESOURCE,
     name,
     409,
     undefined,
-    `${before}, it met an object of that name (409 AlreadyExists)`,
+    `${before}; sent again, it met an object of that name (409 AlreadyExists)`,
     earlier,
   );
 }
 
-/**
- * What a send sent again after the 5xx `serverError` (its status; undefined: not known) it waited
- * out met first, for a message: `the server answered 500 with a Retry-After, waited out as it asked`.
- */
-function waitedOut(serverError: number | undefined): string {
-  return `the server answered ${serverError ?? 'a 5xx'} with a Retry-After, waited out as it asked`;
+/** `waitedOut` (ApiRequests.run's words for the answers waited out), or what stands for it when not known. */
+function afterWaits(waitedOut: string | undefined): string {
+  return waitedOut ?? 'the server answered a 5xx with a Retry-After, waited out as it asked';
 }
 
 /**
- * The error of a delete sent again naming the uid it meant, after the 5xx `serverError` it waited
- * out, that met another object of its name (`conflict`: 409, the uid precondition failed) and
- * read it back: `delete ipaddresses.networking.k8s.io "10.96.0.10": the server answered 500 with
- * a Retry-After, waited out as it asked; sent again naming the uid it meant, it met another
- * object of that name (409 Conflict)`. Its code and Status are the 409's.
+ * The error of a delete sent again naming the uid it meant, after the answers `waitedOut` says
+ * (in words, a 5xx among them), that met another object of its name (`conflict`: 409, the uid
+ * precondition failed): `delete ipaddresses.networking.k8s.io "10.96.0.10": the server answered
+ * 500 once with a Retry-After, waited out as it asked; sent again naming the uid it meant, it met
+ * another object of that name (409 Conflict)`. Its code and Status are the 409's.
  */
-function conflictOnResend(name: string, conflict: KubernetesApiError, serverError: number | undefined): KubernetesApiError {
+function conflictOnResend(name: string, conflict: KubernetesApiError, waitedOut: string | undefined): KubernetesApiError {
   return new KubernetesApiError(
     'delete',
     RESOURCE,
     name,
     conflict.code,
     conflict.status,
-    `${waitedOut(serverError)}; sent again naming the uid it meant, it met another object of that name (409 Conflict)`,
+    `${afterWaits(waitedOut)}; sent again naming the uid it meant, it met another object of that name (409 Conflict)`,
     conflict,
   );
 }
