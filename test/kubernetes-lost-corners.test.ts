@@ -189,7 +189,7 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: deleteServiceCIDR whose answer
     const err = await remove(d);
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as Error).message).toMatch(
-      /^delete servicecidrs\.networking\.k8s\.io "extra": .+; it may have been deleted, and reading it back failed: HTTP 503 /,
+      /^delete servicecidrs\.networking\.k8s\.io "extra": .+; the object may have been deleted, and reading it back failed: HTTP 503 /,
     );
   });
 

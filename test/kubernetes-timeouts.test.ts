@@ -185,7 +185,7 @@ describe('a server that accepts and never answers', () => {
       'servicecidrs.networking.k8s.io "extra"',
       40,
       // its answer lost, it was read back (the first send may have deleted it), and that timed out too
-      `; it may have been deleted, and reading it back failed: no answer from ${silent.url} within 40 ms (requestTimeoutMs)`,
+      `; the object may have been deleted, and reading it back failed: no answer from ${silent.url} within 40 ms (requestTimeoutMs)`,
     );
   });
 

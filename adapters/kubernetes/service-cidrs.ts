@@ -42,6 +42,7 @@ import { KubernetesApiError, malformedAnswer, namesObject, redirectedTo, transla
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { checkThis, INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
+import { outcomeUnknown, withDetail } from './read-back.ts';
 import { ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import {
   checkInformerOptions,
@@ -439,24 +440,9 @@ async function deletedWhenReadBack(
   apiVersion: string,
   failure: KubernetesApiError,
 ): Promise<true> {
-  const prefix = `delete ${RESOURCE} "${name}": `;
-  const failed = failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message;
-  const fail = (more: string) =>
-    new KubernetesApiError(
-      'delete',
-      RESOURCE,
-      name,
-      failure.code,
-      failure.status,
-      `${failed}; ${more}`,
-      failure.cause,
-      failure.timeoutMs,
-      failure.resends,
-      failure.cutOffStatus,
-    );
-  const unread = (why: string) => fail(`it may have been deleted, and reading it back failed: ${why}`);
+  const unread = (why: string) => outcomeUnknown(failure, RESOURCE, why);
   let found: unknown;
-  let malformed: KubernetesApiError | undefined;
+  let malformed: Error | undefined;
   try {
     found = await requestJson(
       requests,
@@ -468,15 +454,16 @@ async function deletedWhenReadBack(
     if (err === malformed) throw err;
     const e = apiError(err, 'get', name, requests);
     if (saidByApiServer(err, e, 404) && namesObject(e.status)) return true;
-    const getPrefix = `get ${RESOURCE} "${name}": `;
-    throw unread(e.message.startsWith(getPrefix) ? e.message.slice(getPrefix.length) : e.message);
+    throw outcomeUnknown(failure, RESOURCE, e);
   }
   const problem = checkObject(found, 'ServiceCIDR', name, undefined, apiVersion);
   if (problem !== undefined) throw unread(`it was answered with ${problem}`);
   const there = toServiceCIDR(found as ServiceCIDRObject);
   if (there.deletionTimestamp !== null) return true;
   const uid = there.uid ? ` (uid ${quoteInput(there.uid)})` : '';
-  throw fail(
+  throw withDetail(
+    failure,
+    RESOURCE,
     `read back, a ServiceCIDR of that name is there${uid}, not marked for deletion: the delete did not take, or the name was ` +
       'given to a new ServiceCIDR since, which cannot be told apart, so it was not deleted again',
   );

@@ -45,6 +45,7 @@ import {
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, malformedAnswer, redirectedTo, translate } from './errors.ts';
+import { detailOf, outcomeUnknown, withDetail } from './read-back.ts';
 import { answerBegan, ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -227,7 +228,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
             if (!sendIsResend) throw e;
             const found = await this.readBack(body, manager);
             // not read: the object there may be this create's own, which a collision would leave behind
-            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier, waitedOut), found.failed, undefined);
+            if (found.failed !== undefined) throw outcomeUnknown(metOnResend(record.name, earlier, waitedOut), RESOURCE, found.failed);
             if (found.own === undefined) throw e;
             created = found.own;
             break;
@@ -236,7 +237,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // does not say it was left undone (mayHaveTakenEffect): read back.
           if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readBack(body, manager);
-          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, answerBegan(err));
+          if (found.failed !== undefined) throw outcomeUnknown(e, RESOURCE, found.failed, answerBegan(err));
           if (found.other) throw new AlreadyExistsError(record.name);
           if (found.own !== undefined) {
             created = found.own;
@@ -387,7 +388,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           if (conflict) e = conflictOnResend(name, e as KubernetesApiError, waitedOut);
           else if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readObject(name);
-          if (found.failed !== undefined) throw outcomeUnknown(e, found.failed, undefined);
+          if (found.failed !== undefined) throw outcomeUnknown(e, RESOURCE, found.failed);
           const there = found.obj?.metadata?.uid;
           // Gone: deleted.
           if (found.obj === undefined) {
@@ -475,7 +476,7 @@ interface ReadBack {
  * Retry-After, waited out as it asked; sent again, it met …`. Its cause is `earlier`.
  */
 function metOnResend(name: string, earlier: Error | undefined, waitedOut: string | undefined): KubernetesApiError {
-  const before = earlier === undefined ? afterWaits(waitedOut) : detailOf(earlier, 'create', name);
+  const before = earlier === undefined ? afterWaits(waitedOut) : detailOf(earlier, 'create', RESOURCE, name);
   return new KubernetesApiError(
     'create',
     RESOURCE,
@@ -512,28 +513,6 @@ function conflictOnResend(name: string, conflict: KubernetesApiError, waitedOut:
 }
 
 /**
- * The error of a create or delete that may have taken effect (`failure`: its answer lost, or a
- * 5xx) and whose object could not be read back (`readError`, of the get): `failure`'s own
- * message, then what may have happened, e.g.
- * `create ipaddresses.networking.k8s.io "10.96.0.10": no answer from https://10.0.0.1:6443 within
- * 30000 ms (requestTimeoutMs); the object may have been created, and reading it back failed: HTTP
- * 503 …`. A create whose answer began with a 2xx (`began`: 201) made the object: said so. Its
- * fields and cause are `failure`'s.
- */
-function outcomeUnknown(failure: Error, readError: Error, began: number | undefined): Error {
-  const verb = failure instanceof KubernetesApiError ? failure.verb : undefined;
-  if (!(failure instanceof KubernetesApiError) || (verb !== 'create' && verb !== 'delete')) return failure;
-  const name = failure.resourceName;
-  const what =
-    verb === 'delete'
-      ? 'the object may have been deleted'
-      : began !== undefined && began >= 200 && began < 300
-        ? `the object was created (the API server answered ${began}) but its body was lost`
-        : 'the object may have been created';
-  return withDetail(failure, `${what}, and reading it back failed: ${detailOf(readError, 'get', name)}`);
-}
-
-/**
  * The error of a delete that may have taken effect (`failure`: its answer lost, or a 5xx),
  * without the uid of the object it meant, when an object of that name was there when read back:
  * `failure`'s own message, then that it is there (its `uid`, when it has one; marked for deletion,
@@ -546,6 +525,7 @@ function stillThere(failure: Error, uid: string | undefined, deleting: boolean):
   const cannotTell = 'whether it is the one this delete was for cannot be told (the cache does not hold the name)';
   return withDetail(
     failure,
+    RESOURCE,
     `read back, an object of that name is there${said.length === 0 ? '' : ` (${said.join(', ')})`}; ${cannotTell}` +
       (deleting ? '' : ', so it was not deleted again'),
   );
@@ -563,33 +543,10 @@ function anotherThere(failure: Error, meant: string, there: string | undefined):
   if (!(failure instanceof KubernetesApiError)) return failure;
   return withDetail(
     failure,
+    RESOURCE,
     `read back, an object of that name is there with another uid (${quoteInput(there ?? '')}) than the one the cache holds ` +
       `(${quoteInput(meant)}); it was not deleted: with readYourWrites off the cache may not yet hold this store's own create of it`,
   );
-}
-
-/** `error` (a KubernetesApiError of a create or delete) with `more` after its own message; its fields and cause kept. */
-function withDetail(error: KubernetesApiError, more: string): KubernetesApiError {
-  const verb = error.verb as 'create' | 'delete';
-  const name = error.resourceName;
-  return new KubernetesApiError(
-    verb,
-    RESOURCE,
-    name,
-    error.code,
-    error.status,
-    `${detailOf(error, verb, name)}; ${more}`,
-    error.cause,
-    error.timeoutMs,
-    error.resends,
-    error.cutOffStatus,
-  );
-}
-
-/** The message of `error` without the `verb resource "name": ` a KubernetesApiError starts with. */
-function detailOf(error: Error, verb: string, name: string | undefined): string {
-  const prefix = `${verb} ${RESOURCE} "${name}": `;
-  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
 }
 
 /**
