@@ -10,13 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceCIDR, deleteServiceCIDR, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { ErrAllocated } from '../adapters/errors.ts';
-import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { SilentServer } from './k8s/silent-server.ts';
+import { record, WEB } from './k8s/lost-answers.ts';
 import { BOTH_CLIENT_NODES, kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
-
-const WEB: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
-const record = (name: string): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef: WEB });
 
 const closing: (() => unknown)[] = [];
 afterEach(async () => {
@@ -199,30 +195,5 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: deleteServiceCIDR whose answer
     const err = await remove(d);
     expect((err as KubernetesApiError).code).toBe(501);
     expect([d.requestsOf('get').length, d.objects(SC).length]).toEqual([0, 1]);
-  });
-});
-
-// docs/kubernetes.md: a request whose TLS handshake did not complete never reached the server:
-// its deadline passing is no lost answer, and nothing is read back. A server (a load balancer
-// with no backend, a stalled API server) that takes the connection and the ClientHello and never
-// answers. Under client-node 2.x; 1.x installed alone: kubernetes-client-node-1-only.test.ts (a
-// 1.x KubeConfig given to code that imported 2.x is sent by 1.x's own HTTP library, which shows
-// only the hand-over).
-describe('a TLS handshake that never completes', () => {
-  it.each(['create', 'delete'] as const)('a %s: its deadline passes, nothing is read back, and the error says only that', async (verb) => {
-    const silent = await SilentServer.start();
-    closing.push(() => silent.close());
-    const server = silent.url.replace('http://', 'https://');
-    const s = new KubernetesStore(kubeConfigFor(server), { start: false, requestTimeoutMs: 500 });
-    closing.push(() => s.close());
-    const err = await (verb === 'create' ? s.create(record('10.0.0.1')) : s.delete('10.0.0.1')).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(KubernetesApiError);
-    expect((err as Error).message).toBe(
-      `${verb} ipaddresses.networking.k8s.io "10.0.0.1": no answer from ${server} within 500 ms (requestTimeoutMs)`,
-    );
-    expect(silent.requests, 'HTTP requests the server read').toBe(0);
   });
 });

@@ -11,22 +11,13 @@ import { ApiException } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesApiError, KubernetesStore, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
 import { ApiRequests } from '../adapters/kubernetes/requests.ts';
-import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
+import { allocatorLabels } from '../adapters/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { until } from './k8s/helpers.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
+import { outcome, record, WEB } from './k8s/lost-answers.ts';
 
 const IPADDRESSES = 'ipaddresses.networking.k8s.io';
-const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
-const record = (name: string): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef: SVC });
-
-/** What a promise settled with (its rejection, or the value it resolved to). */
-async function outcome(p: Promise<unknown>): Promise<unknown> {
-  return p.then(
-    (value) => ({ resolved: value }),
-    (err: unknown) => err,
-  );
-}
 
 /** An HTTP answer a test server gives. */
 interface Reply {
@@ -178,7 +169,7 @@ describe('a 5xx with Retry-After is sent again after the wait, as client-go does
   it('a list page answered 503 with Retry-After is asked again with the same continue token (the listing goes on); meanwhile lastError names the 503', async () => {
     const item = (name: string) => ({
       metadata: { name, uid: `u-${name}`, resourceVersion: '5', labels: allocatorLabels('IPv4') },
-      spec: { parentRef: SVC },
+      spec: { parentRef: WEB },
     });
     const page = (name: string, cont?: string): Reply => ({
       code: 200,
@@ -279,7 +270,7 @@ describe('against the API-server double', () => {
         d.timeOutAfterCommit('delete');
         const deleting = s.delete('10.0.0.3');
         await until(() => d.objects().length === 0, 'the first delete applied');
-        d.insert({ metadata: { name: '10.0.0.3', labels: allocatorLabels('IPv4') }, spec: { parentRef: { ...SVC, name: 'other' } } });
+        d.insert({ metadata: { name: '10.0.0.3', labels: allocatorLabels('IPv4') }, spec: { parentRef: { ...WEB, name: 'other' } } });
         // Another object there (409, its uid precondition failed): read back, as after a lost
         // answer, it is another uid — the one meant is gone: the delete succeeds, and the other
         // owner's object stays.
@@ -308,7 +299,7 @@ describe('against the API-server double', () => {
     it('with no uid known (the cache does not hold the name) is not sent again: read back, gone, it resolves', async () => {
       const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
       try {
-        d.insert({ metadata: { name: '10.0.0.4', labels: allocatorLabels('IPv4') }, spec: { parentRef: SVC } });
+        d.insert({ metadata: { name: '10.0.0.4', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
         d.timeOutAfterCommit('delete');
         await s.delete('10.0.0.4');
         expect([d.requestsOf('delete').length, d.requestsOf('get').length, d.objects().length]).toEqual([1, 1, 0]);

@@ -18,27 +18,19 @@ import {
   deleteServiceCIDR,
   type KubernetesStoreOptions,
 } from '../adapters/kubernetes/index.ts';
-import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
+import { allocatorLabels } from '../adapters/store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../adapters/errors.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { outcome, record, WEB } from './k8s/lost-answers.ts';
 import { clientNodeListerWatcher } from '../adapters/kubernetes/lister-watcher.ts';
 import { ApiRequests } from '../adapters/kubernetes/requests.ts';
 import { WatchSession } from '../adapters/kubernetes/watch-session.ts';
 
 const IPADDRESSES = 'ipaddresses.networking.k8s.io';
-const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
-const RECORD: IPAddressRecord = { name: '10.96.0.10', labels: allocatorLabels('IPv4'), parentRef: SVC };
-
-/** What a promise settled with (its rejection, or the value it resolved to). */
-async function outcome(p: Promise<unknown>): Promise<unknown> {
-  return p.then(
-    (value) => ({ resolved: value }),
-    (err: unknown) => err,
-  );
-}
+const RECORD = record('10.96.0.10');
 
 describe('a server that accepts and never answers', () => {
   let silent: SilentServer;
@@ -422,7 +414,7 @@ describe('a watch whose connection is cut mid-stream is ended by the cut, not by
     it(`${how} after an event: the watch is resumed from where it stopped, nothing failed`, async () => {
       const st = newStore();
       await until2s(() => st.state === 'synced' && d.openWatches() === 1, 'synced and watching');
-      d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: SVC } }); // another client
+      d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } }); // another client
       await until2s(() => st.cache.get('10.0.0.1') !== undefined, 'the event'); // the watch brought one: its end is resumed at once
       d.dropWatches(how);
       await until2s(() => watches().length === 2 && d.openWatches() === 1, 'the watch resumed');
