@@ -1,0 +1,154 @@
+// The results of `npm run bench:strategies` (bench/strategies/run.ts): their shape, as its JSON
+// holds them, and the Markdown page written beside that JSON.
+import { basename } from 'node:path';
+import type { conditions } from '../conditions.ts';
+import type { Measures } from './sim.ts';
+
+/** One speed case: ns per Range.allocateNext + release of one strategy with the fill held. */
+export interface Speed {
+  strategy: string;
+  range: string;
+  fill: number;
+  /** The fill was made by the same strategy with the same seed, as a process restarted with a fixed seed would. */
+  restart?: boolean;
+  nsPerOp: number;
+}
+
+/** Everything a run measured: the JSON file as written. */
+export interface Results {
+  conditions: ReturnType<typeof conditions>;
+  seed: number;
+  runTookS: number;
+  eventsPerSecond: number;
+  sweep: Measures[];
+  burst: Measures[];
+  serviceCIDRs: Measures[];
+  ipv6: Measures[];
+  speed: Speed[];
+}
+
+const pct = (v: number): string => `${(100 * v).toFixed(1)} %`;
+const f2 = (v: number): string => v.toFixed(2);
+
+function table(head: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map((h, i) => (i === 0 || h === 'strategy' ? '---' : '---:'))), ...rows.map(line)].join('\n');
+}
+
+function qualityRows(ms: Measures[]): string[][] {
+  return ms.map((m) => [
+    m.workload,
+    m.strategy,
+    f2(m.meanFill),
+    f2(m.collisionsPer1000),
+    m.roundTripsPerAllocation.toFixed(4),
+    String(m.maxAttempts),
+    pct(m.reuseUnder1s),
+    pct(m.reuseUnder10s),
+    pct(m.reuseUnder60s),
+    m.reuseMedianS === null ? '—' : `${m.reuseMedianS.toFixed(1)} s`,
+    f2(m.intrusionPer1000),
+    f2(m.staticBlockedByDynamicPer1000),
+    String(m.full),
+  ]);
+}
+
+const QUALITY_HEAD = [
+  'workload',
+  'strategy',
+  'mean fill',
+  'collisions / 1000',
+  'round trips / alloc',
+  'max attempts',
+  'reuse < 1 s',
+  'reuse < 10 s',
+  'reuse < 60 s',
+  'median reuse delay',
+  'intrusion / 1000',
+  'static blocked by dynamic / 1000',
+  'full',
+];
+
+/**
+ * The page written as `<out>.md`, `out` the run's path prefix: it shows the charts written beside
+ * it, `<out>-{collisions,reuse,intrusion}.svg`, by their file names.
+ */
+export function markdown(r: Results, out: string): string {
+  const chart = (kind: string): string => `${basename(out)}-${kind}.svg`;
+  const c = r.conditions;
+  const lines: string[] = [];
+  lines.push('# Allocation strategies: quality under churn (simulated)');
+  lines.push('');
+  lines.push(
+    `Seed ${r.seed}, ${c.mode} run, ${c.cpu} × ${c.cores}, ${c.runtime.name} ${c.runtime.version}, commit ${c.git.commit.slice(0, 12)}${c.git.dirty ? ' (dirty)' : ''}, load average ${c.loadAverage.join(' ')}, ${c.cpuPin}, ${c.date}. Run took ${r.runTookS.toFixed(0)} s; the simulator processed ${Math.round(r.eventsPerSecond).toLocaleString('en-US')} events per second.`,
+  );
+  lines.push('');
+  lines.push(
+    'Columns: _collisions_ = creates refused because the store already held the address (each one an extra round trip), per 1,000 successful dynamic allocations; _reuse < X_ = share of dynamic allocations whose address was released less than X before; _intrusion_ = dynamic allocations placed in the static band, per 1,000; _static blocked by dynamic_ = static requests refused because a dynamic allocation held the address, per 1,000 static requests; _full_ = dynamic creates refused with every range full. Measured after a warm-up (the store filling from empty).',
+  );
+  lines.push('');
+  lines.push('## Load sweep (one /22, 3 API servers, lag median 100 ms)');
+  lines.push('');
+  lines.push(table(QUALITY_HEAD, qualityRows(r.sweep)));
+  lines.push('');
+  lines.push(`![collisions against load](${chart('collisions')}) ![reuse delay](${chart('reuse')}) ![intrusion](${chart('intrusion')})`);
+  lines.push('');
+  lines.push('## Deploy bursts (one /20, heavy-tailed lifetimes, 1,000 Services in 10 s every 2 h)');
+  lines.push('');
+  lines.push(table(QUALITY_HEAD, qualityRows(r.burst)));
+  lines.push('');
+  lines.push('## Several ServiceCIDRs (/24 + /24 + /23, load 0.8)');
+  lines.push('');
+  lines.push(
+    table(
+      [
+        'policy',
+        'strategy',
+        'mean fill',
+        'collisions / 1000',
+        'share of allocations per range',
+        'mean fill per range',
+        'reuse < 60 s',
+        'full',
+      ],
+      r.serviceCIDRs.map((m) => [
+        m.workload.replace('ServiceCIDRs ', ''),
+        m.strategy,
+        f2(m.meanFill),
+        f2(m.collisionsPer1000),
+        m.rangeShare.map(pct).join(' / '),
+        m.rangeMeanFill.map(f2).join(' / '),
+        pct(m.reuseUnder60s),
+        String(m.full),
+      ]),
+    ),
+  );
+  lines.push('');
+  lines.push('## IPv6 /64 (20,000 live Services)');
+  lines.push('');
+  lines.push(table(QUALITY_HEAD, qualityRows(r.ipv6)));
+  lines.push('');
+  lines.push('## Speed: Range.allocateNext + release with the fill held (median of 5, ns per operation)');
+  lines.push('');
+  const strategies = [...new Set(r.speed.map((s) => s.strategy))];
+  const cases = [
+    ...new Set(
+      r.speed.map(
+        (s) => `${s.range} ${s.fill >= 1 ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}${s.restart ? ' (seeded restart)' : ''}`,
+      ),
+    ),
+  ];
+  lines.push(
+    table(
+      ['strategy', ...cases],
+      strategies.map((st) => [
+        st,
+        ...r.speed
+          .filter((s) => s.strategy === st)
+          .map((s) => (s.nsPerOp >= 1000 ? `${(s.nsPerOp / 1000).toFixed(2)} µs` : `${s.nsPerOp.toFixed(0)} ns`)),
+      ]),
+    ),
+  );
+  lines.push('');
+  return `${lines.join('\n')}\n`;
+}
