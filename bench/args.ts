@@ -7,6 +7,12 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 /** A usage error: what the scripts print, in one line, before they exit with status 2. */
 export class UsageError extends Error {}
 
+/**
+ * `--help` or `-h` among the arguments, whatever else they hold: the scripts print `usage` (the
+ * message) on standard output and exit with status 0, running nothing.
+ */
+export class HelpRequested extends Error {}
+
 /** What parseArgs reads for `options`, strict and without positional arguments. */
 type ArgValues<O extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
   typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>
@@ -17,12 +23,14 @@ type ArgValues<O extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
  * `--name=value`), as parseArgs reads them; UsageError, one line ending with `usage`, for an
  * unknown option, a positional argument, or an option without its value; `--name needs a value`
  * for an empty one (`--out=`), which parseArgs takes: no option of the scripts means anything empty.
+ * HelpRequested, with `usage`, when they hold `--help` or `-h`.
  */
 export function readArgs<O extends NonNullable<ParseArgsConfig['options']>>(
   args: readonly string[],
   options: O,
   usage: string,
 ): ArgValues<O> {
+  if (args.some((a) => a === '--help' || a === '-h')) throw new HelpRequested(usage);
   let values: ArgValues<O>;
   try {
     values = parseArgs({ args: [...args], options, strict: true, allowPositionals: false }).values;

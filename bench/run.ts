@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { runBoundary, runStoreFloor } from './boundary.ts';
 import { runPolicies } from './policies.ts';
 import { conditions, getGc, liveJsBytes } from './conditions.ts';
-import { readArgs, UsageError } from './args.ts';
+import { HelpRequested, readArgs, UsageError } from './args.ts';
 import { BenchCpu } from './cpu.ts';
 import { SteadyGate } from './steady.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
@@ -104,6 +104,10 @@ const { args, filterRe } = (() => {
     }
     return { args, filterRe };
   } catch (e) {
+    if (e instanceof HelpRequested) {
+      process.stdout.write(`usage: npm run bench -- ${e.message}\n(bench/README.md says what each option does)\n`);
+      process.exit(0);
+    }
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`bench: ${e.message}\n`);
     process.exit(2);

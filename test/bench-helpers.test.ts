@@ -608,3 +608,30 @@ describe('npm run bench: its arguments', () => {
     70_000,
   );
 });
+
+describe('both bench scripts: --help', () => {
+  // Regression: --help and -h were refused as unknown options (exit 2), the usage only in the error.
+  const bench = 'npm run bench -- [--quick | --smoke] [--filter <regex>] [--out <path-prefix>] [--cpu fastest|<n>] [--baseline <git-ref>]';
+  const strategies = 'npm run bench:strategies -- [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]';
+  it.each([
+    ['bench/run.ts', ['--help'], bench],
+    ['bench/run.ts', ['--quick', '-h', '--filter=('], bench],
+    ['bench/strategies/run.ts', ['-h'], strategies],
+    ['bench/strategies/run.ts', ['--seed=x', '--help'], strategies],
+  ])(
+    '%s %j: the usage on standard output, exit 0, nothing run, whatever else is given',
+    async (script, flags, usage) => {
+      const { execFile } = await import('node:child_process');
+      const root = new URL('..', import.meta.url);
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, ['--import', 'tsx', script, ...flags], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+        });
+      });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout.split('\n')[0]).toBe(`usage: ${usage}`);
+    },
+    70_000,
+  );
+});

@@ -26,7 +26,7 @@ import { coolDown } from '../../adapters/cool-down.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
-import { UsageError } from '../args.ts';
+import { HelpRequested, UsageError } from '../args.ts';
 import { type StrategiesArgs, strategiesArgs } from './args.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { markdown, type Results, type Speed } from './report.ts';
@@ -54,6 +54,10 @@ const {
     }
     return { ...settings, benchCpu: cpu };
   } catch (e) {
+    if (e instanceof HelpRequested) {
+      process.stdout.write(`usage: npm run bench:strategies -- ${e.message}\n(docs/strategies.md says what each option does)\n`);
+      process.exit(0);
+    }
     if (!(e instanceof UsageError)) throw e;
     console.error(`bench:strategies: ${e.message}`);
     process.exit(2);
