@@ -1,6 +1,7 @@
 // The page `npm run bench:strategies` writes beside its JSON (bench/strategies/report.ts).
 import { describe, expect, it } from 'vitest';
 import { markdown, type Results } from '../bench/strategies/report.ts';
+import { speeds } from '../bench/strategies/speed.ts';
 
 /** A run that measured nothing: enough for the page's header and its links. */
 const empty: Results = {
@@ -43,5 +44,35 @@ describe('the strategies page', () => {
     ['out/s7', 's7'],
   ])('written as %s.md, links the charts written beside it', (prefix, base) => {
     expect(images(markdown(empty, prefix))).toEqual([`${base}-collisions.svg`, `${base}-reuse.svg`, `${base}-intrusion.svg`]);
+  });
+});
+
+describe('the speed rows', () => {
+  // Regression: a row said only `fill`, a share of the range on the /20 and a count of addresses on
+  // the /64, and its median alone: a script reading the JSON could not tell a count from a share,
+  // nor a steady median from a noisy one.
+  it('say how many addresses were held and how far the samples spread', () => {
+    const specs = [
+      { label: 'upstream', strategy: 'upstream' as const },
+      { label: 'random-free + cool-down 60 s', strategy: 'random-free' as const, coolDownMs: 60_000 },
+    ];
+    const rows = speeds(specs, 200, [
+      ['10.96.0.0/24', 0.5, false, 1],
+      ['fd00:10:96::/64', 300, false, 1],
+      ['fd00:10:96::/64', 100, true, 1],
+    ]);
+    expect(rows.map(({ strategy, range, fill, held, restart }) => ({ strategy, range, fill, held, restart }))).toEqual([
+      { strategy: 'upstream', range: '10.96.0.0/24', fill: 0.5, held: 127, restart: undefined },
+      { strategy: 'random-free + cool-down 60 s', range: '10.96.0.0/24', fill: 0.5, held: 127, restart: undefined },
+      { strategy: 'upstream', range: 'fd00:10:96::/64', fill: 300, held: 300, restart: undefined },
+      { strategy: 'random-free + cool-down 60 s', range: 'fd00:10:96::/64', fill: 300, held: 300, restart: undefined },
+      { strategy: 'upstream', range: 'fd00:10:96::/64', fill: 100, held: 100, restart: true },
+      { strategy: 'random-free + cool-down 60 s', range: 'fd00:10:96::/64', fill: 100, held: 100, restart: true },
+    ]);
+    for (const row of rows) {
+      expect(row.nsPerOp).toBeGreaterThan(0);
+      expect(row.spread).toBeGreaterThanOrEqual(0);
+      expect(row.spread).toBeLessThan(Number.POSITIVE_INFINITY);
+    }
   });
 });

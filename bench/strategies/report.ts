@@ -8,10 +8,16 @@ import type { Measures } from './sim.ts';
 export interface Speed {
   strategy: string;
   range: string;
+  /** The fill asked for: a share of the range (≤ 1), or a count of addresses (> 1). */
   fill: number;
+  /** The addresses the range held while it was timed. */
+  held: number;
   /** The fill was made by the same strategy with the same seed, as a process restarted with a fixed seed would. */
   restart?: boolean;
+  /** The median of the samples (5 timings of the same number of operations each). */
   nsPerOp: number;
+  /** The samples' median absolute deviation, in % of the median (bench/measure.ts's spread). */
+  spread: number;
 }
 
 /** Everything a run measured: the JSON file as written. */
@@ -128,7 +134,7 @@ export function markdown(r: Results, out: string): string {
   lines.push('');
   lines.push(table(QUALITY_HEAD, qualityRows(r.ipv6)));
   lines.push('');
-  lines.push('## Speed: Range.allocateNext + release with the fill held (median of 5, ns per operation)');
+  lines.push('## Speed: Range.allocateNext + release with the fill held (median of 5 ± their median absolute deviation, per operation)');
   lines.push('');
   const strategies = [...new Set(r.speed.map((s) => s.strategy))];
   const cases = [
@@ -145,7 +151,9 @@ export function markdown(r: Results, out: string): string {
         st,
         ...r.speed
           .filter((s) => s.strategy === st)
-          .map((s) => (s.nsPerOp >= 1000 ? `${(s.nsPerOp / 1000).toFixed(2)} µs` : `${s.nsPerOp.toFixed(0)} ns`)),
+          .map(
+            (s) => `${s.nsPerOp >= 1000 ? `${(s.nsPerOp / 1000).toFixed(2)} µs` : `${s.nsPerOp.toFixed(0)} ns`} ±${s.spread.toFixed(0)}%`,
+          ),
       ]),
     ),
   );

@@ -19,17 +19,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
-import { seededRandom } from '../../adapters/random.ts';
-import { Range } from '../../adapters/range.ts';
-import { STRATEGY_NAMES, type StrategyOption } from '../../adapters/builtin-strategies.ts';
-import { coolDown } from '../../adapters/cool-down.ts';
+import { STRATEGY_NAMES } from '../../adapters/builtin-strategies.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
 import { HelpRequested, UsageError } from '../args.ts';
 import { type StrategiesArgs, strategiesArgs } from './args.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
-import { markdown, type Results, type Speed } from './report.ts';
+import { markdown, type Results } from './report.ts';
+import { speeds } from './speed.ts';
 import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 
 /**
@@ -156,72 +154,6 @@ function ipv6(): Workload {
     creates: Math.round(100_000 * SCALE),
     warmupMs: warmup(lifetime, 2, Math.round(100_000 * SCALE), 20_000 / (meanOf(lifetime) / 1000)),
   };
-}
-
-// ── speed: allocateNext + release on Range at a held fill ────────────────────────────────────
-
-/**
- * ns per allocateNext + release of one strategy on `cidr` at `fill` (a share, or a count above 1).
- * restart: the fill is the strategy's own first `fill` choices under the same seed, loaded into a
- * fresh Range, so its first draws replay taken addresses (random-free then counts and selects
- * among the free ones on every call).
- */
-function timeOnce(spec: StrategySpec, cidr: string, fill: number, ops: number, rep: number, restart = false): number {
-  let now = 0;
-  const strategy: StrategyOption = spec.coolDownMs !== undefined ? coolDownOf(spec, () => now) : spec.strategy;
-  const r = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
-  const target = fill > 1 ? fill : Math.floor(Number(r.size) * fill);
-  if (restart) {
-    const before = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
-    const held: string[] = [];
-    for (let i = 0; i < target; i++) held.push(before.allocateNext());
-    before.destroy();
-    r.loadMany(held);
-  } else {
-    // the fill: random addresses drawn by the default strategy, loaded at once
-    const filler = new Range(cidr, { random: seededRandom(99) });
-    r.loadMany(filler.allocateMany(target));
-    filler.destroy();
-  }
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < ops; i++) {
-    now += 1000; // one allocation a second: a 60 s cool-down holds about 60 addresses
-    r.release(r.allocateNext());
-  }
-  const ns = Number(process.hrtime.bigint() - t0) / ops;
-  r.destroy();
-  return ns;
-}
-
-/**
- * Every strategy on every case, interleaved (rep by rep, strategy by strategy) after one untimed
- * round, so that JIT warm-up and the machine's load fall on all strategies alike; medians of 5.
- */
-function speeds(specs: StrategySpec[], ops: number): Speed[] {
-  //  [range, fill, restarted with the seed that made the fill, operations per timing / ops]
-  const cases: [string, number, boolean, number][] = [
-    ['10.96.0.0/20', 0.5, false, 1],
-    ['10.96.0.0/20', 0.9, false, 1],
-    ['10.96.0.0/20', 0.99, false, 1],
-    ['fd00:10:96::/64', 100_000, false, 1],
-    ['fd00:10:96::/64', 50_000, true, 0.05],
-  ];
-  const out: Speed[] = [];
-  for (const [cidr, fill, restart, share] of cases) {
-    const n = Math.ceil(ops * share);
-    for (const spec of specs) timeOnce(spec, cidr, fill, Math.ceil(n / 10), 0, restart);
-    const samples = specs.map(() => [] as number[]);
-    for (let rep = 0; rep < 5; rep++) specs.forEach((spec, i) => samples[i]!.push(timeOnce(spec, cidr, fill, n, rep, restart)));
-    specs.forEach((spec, i) => {
-      const v = samples[i]!.sort((a, b) => a - b);
-      out.push({ strategy: spec.label, range: cidr, fill, ...(restart ? { restart } : {}), nsPerOp: v[v.length >> 1]! });
-    });
-  }
-  return out;
-}
-
-function coolDownOf(spec: StrategySpec, now: () => number) {
-  return coolDown(spec.strategy, { ms: spec.coolDownMs!, now });
 }
 
 // ── run ─────────────────────────────────────────────────────────────────────────────────────
