@@ -108,6 +108,20 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
     expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 1, [otherUid]]);
   });
 
+  it('deleted again on its uid after a read-back found it, that send met by a 409 as another object took the name meanwhile: read back once more, resolves, and the other is not deleted', async () => {
+    const { s, uid } = await holding('10.0.0.1');
+    d.dropBeforeCommit('delete');
+    const read = d.holdReply('get'); // the read-back finds the object meant; its answer waits
+    const deleting = s.delete('10.0.0.1');
+    await Promise.race([read.applied, deleting.catch(() => {})]);
+    d.remove('10.0.0.1');
+    const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: DB } });
+    const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+    read.release();
+    expect(await outcome(deleting)).toEqual({ resolved: undefined });
+    expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 2, [otherUid]]);
+  });
+
   // With readYourWrites off the cache learns of this store's own writes from the watch only, and
   // may still hold an older uid for a name whose object this store has made again since: another
   // uid there may be this store's own, so the delete fails, saying it is there and not deleted.
@@ -156,6 +170,27 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
           `sent again naming the uid it meant, it met another object of that name (409 Conflict); ${rejected(uid, otherUid)}`,
       );
       expect([deletes(), uids()]).toEqual([[null, { uid }], [otherUid]]);
+    });
+
+    it('deleted again on its uid after a read-back found it, met by a 409: read back once more, rejects saying so, and the other is not deleted', async () => {
+      const { s, uid } = await holdingUnread('10.0.0.1', REQUEST_TIMEOUT_MS);
+      d.holdWatches();
+      d.dropBeforeCommit('delete');
+      const read = d.holdReply('get');
+      const deleting = s.delete('10.0.0.1');
+      await Promise.race([read.applied, deleting.catch(() => {})]);
+      d.remove('10.0.0.1');
+      const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
+      const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+      read.release();
+      const err = await outcome(deleting);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).code).toBe(409);
+      expect((err as Error).message).toMatch(
+        /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": .+; read back, the object it meant was still there; sent again naming the uid it meant, it met another object of that name \(409 Conflict\); /,
+      );
+      expect((err as Error).message.endsWith(`; ${rejected(uid, otherUid)}`)).toBe(true);
+      expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 2, [otherUid]]);
     });
   });
 

@@ -312,8 +312,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
    * (read-your-writes) — unless a finalizer holds the object: the server then only marks it for
    * deletion, and it stays in the cache until the watch reports it gone. A delete whose answer was
    * lost, or that was answered 500, 502, 503 or 504 and not sent again, or that was sent again
-   * after a 5xx naming the uid the cache holds and met another object there (409), reads the
-   * object back: gone, it resolves; another object (another uid) there, it resolves with
+   * naming the uid the cache holds (after a 5xx, or after a read-back) and met another object
+   * there (409), reads the object back: gone, it resolves; another object (another uid) there, it resolves with
    * readYourWrites on (that object is someone else's, and is not deleted) and rejects saying so
    * with it off (the cache may lag behind this store's own create of that object, which is not
    * deleted either); the object of the uid the cache holds still there, it is sent once more
@@ -349,6 +349,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       let sendIsResend = false;
       // the answers earlier sends were waited out on, in words, once a 5xx was among them
       let waitedOut: string | undefined;
+      // the failure of the first send, when it was sent again after a read-back
+      let earlier: Error | undefined;
       for (let sentAgainAfterReadBack = false; ; ) {
         try {
           const reply = await requestJson(
@@ -375,17 +377,19 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // there (404 when there is none). Not one from a host a redirect took the request to,
           // which says nothing of this object.
           const conflict = sendIsResend && e instanceof KubernetesApiError && e.code === 409 && redirectedTo(err) === undefined;
-          // Sent again and gone (404): the earlier send deleted it. A 409 after a read-back found
-          // the object of that uid there says that object went meanwhile: deleted, as meant.
-          if (sendIsResend && (e.name === 'NotFoundError' || (sentAgainAfterReadBack && conflict))) {
+          // Sent again and gone (404): the earlier send deleted it.
+          if (sendIsResend && e.name === 'NotFoundError') {
             outcome = { finished: true, uid: uid! };
             break;
           }
           // Sent, and its answer lost (the connection dropped, the deadline passed) or a 5xx that
-          // does not say it was left undone (mayHaveTakenEffect): read back. So is a 409 to the
-          // send after a 5xx: the object meant may be gone (that 5xx's send deleted it) and
-          // another there, or the uid the cache held may be stale; what is there tells.
-          if (conflict) e = conflictOnResend(name, e as KubernetesApiError, waitedOut);
+          // does not say it was left undone (mayHaveTakenEffect): read back. So is a 409 to a
+          // send naming the uid — after a 5xx, or after a read-back that found the object meant
+          // still there: the object meant is gone (deleted by an earlier send, or by another
+          // client) and another has the name, which may be this store's own create when the
+          // cache lags (readYourWrites off), or the uid the cache held may be stale; what is
+          // there tells, as after a lost answer.
+          if (conflict) e = conflictOnResend(name, e as KubernetesApiError, earlier, waitedOut);
           else if (!mayHaveTakenEffect(err)) throw e;
           const found = await this.readObject(name);
           if (found.failed !== undefined) throw outcomeUnknown(e, RESOURCE, found.failed);
@@ -420,6 +424,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           // naming it by its uid; lost again and still there, the failure stands.
           if (sentAgainAfterReadBack) throw e;
           sentAgainAfterReadBack = true;
+          earlier = e;
         }
       }
       if (this.readYourWrites && outcome.finished) this[INFORMER].appliedDelete(name, outcome.uid, sent, history);
@@ -494,20 +499,32 @@ function afterWaits(waitedOut: string | undefined): string {
 }
 
 /**
- * The error of a delete sent again naming the uid it meant, after the answers `waitedOut` says
- * (in words, a 5xx among them), that met another object of its name (`conflict`: 409, the uid
- * precondition failed): `delete ipaddresses.networking.k8s.io "10.96.0.10": the server answered
- * 500 once with a Retry-After, waited out as it asked; sent again naming the uid it meant, it met
- * another object of that name (409 Conflict)`. Its code and Status are the 409's.
+ * The error of a delete sent again naming the uid it meant — after a read-back found that object
+ * still there once `earlier` had failed (its answer lost, or a 5xx), else after the answers
+ * `waitedOut` says (in words, a 5xx among them) — that met another object of its name
+ * (`conflict`: 409, the uid precondition failed): `delete ipaddresses.networking.k8s.io
+ * "10.96.0.10": the server answered 500 once with a Retry-After, waited out as it asked; sent again
+ * naming the uid it meant, it met another object of that name (409 Conflict)`, or `…: fetch
+ * failed: …; read back, the object it meant was still there; sent again naming …`. Its code and
+ * Status are the 409's.
  */
-function conflictOnResend(name: string, conflict: KubernetesApiError, waitedOut: string | undefined): KubernetesApiError {
+function conflictOnResend(
+  name: string,
+  conflict: KubernetesApiError,
+  earlier: Error | undefined,
+  waitedOut: string | undefined,
+): KubernetesApiError {
+  const before =
+    earlier === undefined
+      ? afterWaits(waitedOut)
+      : `${detailOf(earlier, 'delete', RESOURCE, name)}; read back, the object it meant was still there`;
   return new KubernetesApiError(
     'delete',
     RESOURCE,
     name,
     conflict.code,
     conflict.status,
-    `${afterWaits(waitedOut)}; sent again naming the uid it meant, it met another object of that name (409 Conflict)`,
+    `${before}; sent again naming the uid it meant, it met another object of that name (409 Conflict)`,
     conflict,
   );
 }
