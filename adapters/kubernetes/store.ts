@@ -481,7 +481,7 @@ interface ReadBack {
  * Retry-After, waited out as it asked; sent again, it met …`. Its cause is `earlier`.
  */
 function metOnResend(name: string, earlier: Error | undefined, waitedOut: string | undefined): KubernetesApiError {
-  const before = earlier === undefined ? afterWaits(waitedOut) : detailOf(earlier, 'create', RESOURCE, name);
+  const before = earlier === undefined ? afterWaits(waitedOut, 'create', name) : detailOf(earlier, 'create', RESOURCE, name);
   return new KubernetesApiError(
     'create',
     RESOURCE,
@@ -493,9 +493,21 @@ function metOnResend(name: string, earlier: Error | undefined, waitedOut: string
   );
 }
 
-/** `waitedOut` (ApiRequests.run's words for the answers waited out), or what stands for it when not known. */
-function afterWaits(waitedOut: string | undefined): string {
-  return waitedOut ?? 'the server answered a 5xx with a Retry-After, waited out as it asked';
+/**
+ * `waitedOut`, ApiRequests.run's words for the answers waited out before a create or delete sent
+ * again when no read-back came before that send (no `earlier` failure). It is always there: such a
+ * send counts as a resend (sendIsResend) only when ApiRequests.run handed its call those words —
+ * sendIsResend and waitedOut are both set by that call, from the same argument, and a 409 is
+ * the answer to the send that call made. A read-back sets `earlier` before its resend. Undefined
+ * here is a bug, and said so, where a made-up wording would hide it.
+ */
+function afterWaits(waitedOut: string | undefined, verb: 'create' | 'delete', name: string): string {
+  if (waitedOut === undefined) {
+    throw new Error(
+      `KubernetesStore: ${verb} ${quoteInput(name)} was sent again with neither a read-back nor a 5xx waited out before it: a bug in ipallocator`,
+    );
+  }
+  return waitedOut;
 }
 
 /**
@@ -516,7 +528,7 @@ function conflictOnResend(
 ): KubernetesApiError {
   const before =
     earlier === undefined
-      ? afterWaits(waitedOut)
+      ? afterWaits(waitedOut, 'delete', name)
       : `${detailOf(earlier, 'delete', RESOURCE, name)}; read back, the object it meant was still there`;
   return new KubernetesApiError(
     'delete',
