@@ -453,7 +453,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     await expect(deleteServiceCIDR(kubeConfigFor(d.url), 'kubernetes')).rejects.toMatchObject({
       name: 'KubernetesApiError',
       message:
-        'delete servicecidrs.networking.k8s.io "kubernetes": the API server answered with the JSON number 42, neither a Status nor the ServiceCIDR "kubernetes" (it may have been deleted)',
+        'delete servicecidrs.networking.k8s.io "kubernetes": the API server answered with the JSON number 42, neither a Status nor the ServiceCIDR "kubernetes" (the object may have been deleted)',
     });
   });
 

@@ -38,11 +38,11 @@ import {
 } from '../service-cidrs.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
-import { KubernetesApiError, malformedAnswer, namesObject, redirectedTo, translate } from './errors.ts';
+import { KubernetesApiError, namesObject, redirectedTo, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { checkThis, INFORMER, InformerLifecycle, REQUESTS } from './lifecycle.ts';
-import { outcomeUnknown, withDetail } from './read-back.ts';
+import { malformedWriteAnswer, outcomeUnknown, withDetail } from './read-back.ts';
 import { ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import {
   checkInformerOptions,
@@ -245,7 +245,7 @@ export async function createServiceCIDR(
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
   // A 2xx whose body is not the object (a proxy's page, `{}`, a field of the wrong type) is no
   // ServiceCIDR to return.
-  const malformed = (what: string) => malformedAnswer('create', RESOURCE, name, what, 'the object may have been created');
+  const malformed = (what: string) => malformedWriteAnswer('create', RESOURCE, name, what);
   let created: unknown;
   try {
     // A create whose answer was lost, or answered 500, 502, 503 or 504 and not sent again, may
@@ -399,7 +399,7 @@ export async function deleteServiceCIDR(
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   // A 2xx that is neither a Status nor the ServiceCIDR marked for deletion says nothing about
   // what was deleted.
-  const malformed = (what: string) => malformedAnswer('delete', RESOURCE, name, what, 'it may have been deleted');
+  const malformed = (what: string) => malformedWriteAnswer('delete', RESOURCE, name, what);
   try {
     // Not sent again after a 5xx, which may have deleted it already: by then the name may belong
     // to a new ServiceCIDR, which a second delete would remove.

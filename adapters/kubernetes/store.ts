@@ -45,7 +45,7 @@ import {
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, malformedAnswer, redirectedTo, translate } from './errors.ts';
-import { detailOf, outcomeUnknown, withDetail } from './read-back.ts';
+import { detailOf, malformedWriteAnswer, outcomeUnknown, withDetail } from './read-back.ts';
 import { answerBegan, ApiRequests, mayHaveTakenEffect, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -194,8 +194,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
       // a field of the wrong type): nothing to cache or return. The request may have created it, as
       // after a timeout; the watch will show it.
-      const malformed = (what: string) =>
-        malformedAnswer('create', RESOURCE, record.name, what, 'the object may have been created; the watch will show it');
+      const malformed = (what: string) => malformedWriteAnswer('create', RESOURCE, record.name, what, true);
       // This create's own mark (readBack): a fieldManager no other request carries, sent with each
       // of its sends and kept by the server as the object's managedFields manager.
       const manager = createManager();
@@ -341,8 +340,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       const uid = sent?.uid;
       // A 2xx that is neither a Status nor the object marked for deletion says nothing about what
       // was deleted: the cache is left to the watch.
-      const malformed = (what: string) =>
-        malformedAnswer('delete', RESOURCE, name, what, 'the object may have been deleted; the watch will show it');
+      const malformed = (what: string) => malformedWriteAnswer('delete', RESOURCE, name, what, true);
       let outcome: DeleteOutcome;
       // whether the send answered now names `uid` as a precondition: sent again after a 5xx, or
       // after a read-back found the object it meant still there
