@@ -439,6 +439,48 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
 
   // Regression: the request that waited was said to have had its plugin not answer, and stopped;
   // none was started for it, and the other request's plugin ran on.
+  // Regression: with source maps applied, client-node's frames name its TypeScript sources
+  // (src/exec_auth.ts), and its exec failures were not told apart: said as client-node's own
+  // message, a token among the args included.
+  describe.skipIf('Deno' in globalThis)('in a process whose stacks are source-mapped (node --enable-source-maps)', () => {
+    /** What a get through `exec` (an exec entry, interactiveMode Never) rejects with, in such a process. */
+    async function refusedWithSourceMaps(exec: Record<string, unknown>): Promise<string> {
+      const kubeconfig = join(dir, 'config');
+      writeFileSync(kubeconfig, kubeConfig('', { ...exec, interactiveMode: 'Never' }).exportConfig());
+      const code = [
+        "import { KubeConfig } from '@kubernetes/client-node';",
+        "import { KubernetesStore } from './adapters/kubernetes/index.ts';",
+        'const kc = new KubeConfig();',
+        `kc.loadFromFile(${JSON.stringify(kubeconfig)});`,
+        'const s = new KubernetesStore(kc, { start: false });',
+        "process.stdout.write(await s.get('10.0.0.1').then(() => 'answered', (e) => e.message));",
+        's.close();',
+      ].join('\n');
+      return await new Promise<string>((done, fail) =>
+        execFile(
+          process.execPath,
+          ['--enable-source-maps', '--import', 'tsx', '--input-type=module', '-e', code],
+          { cwd: ROOT },
+          (err, stdout) => (err ? fail(err) : done(stdout)),
+        ),
+      );
+    }
+
+    it('a plugin that exits with a status other than 0 is said to have failed, with the first line it wrote on stderr', async () => {
+      const failing = writePlugin(dir, "echo 'error: the login expired' >&2; exit 1");
+      expect(await refusedWithSourceMaps({ command: failing })).toContain(
+        "the user's credentials could not be read: its exec plugin failed: it exited with a status other than 0 " +
+          '(@kubernetes/client-node does not pass on which) and wrote on stderr: error: the login expired',
+      );
+    }, 20_000);
+
+    it('an arg holding a NUL is said to be malformed, never shown', async () => {
+      const message = await refusedWithSourceMaps({ command: writePlugin(dir), args: ['--token=SECRET\u0000123'] });
+      expect(message).toContain('its exec entry in the kubeconfig is malformed');
+      expect(message).not.toContain('SECRET');
+    }, 20_000);
+  });
+
   it('a request whose deadline passes while it waits behind another request’s run of the plugin says so; that run goes on', async () => {
     const plugin = writePlugin(dir, 'while [ ! -f "$dir/go" ]; do sleep 0.05; done');
     const kc = kubeConfig(plugin);

@@ -749,8 +749,24 @@ function pluginStderrLine(e: unknown): string | undefined {
     ?.trim();
 }
 
+/**
+ * A stack frame in one of client-node's modules `names` (exec_auth, oidc_auth, …): in its
+ * JavaScript file (dist/exec_auth.js), or in the TypeScript source it was built from
+ * (src/exec_auth.ts), as a stack reads with source maps applied — node --enable-source-maps, tsx —,
+ * which client-node ships.
+ */
+function clientNodeModule(...names: string[]): RegExp {
+  return new RegExp(`[/\\\\](?:${names.join('|')})\\.(?:[cm]?js|ts)\\b`);
+}
+
 /** A stack frame in client-node's exec_auth, the module that runs exec credential plugins. */
-const EXEC_AUTH_FILE = /[/\\]exec_auth\.[cm]?js\b/;
+const EXEC_AUTH_FILE = clientNodeModule('exec_auth');
+
+/** A stack frame in client-node's gcp_auth or azure_auth, which run an auth-provider's cmd-path. */
+const COMMAND_AUTH_FILE = clientNodeModule('gcp_auth', 'azure_auth');
+
+/** A stack frame in client-node's oidc_auth, which refreshes an oidc auth-provider's id-token. */
+const OIDC_AUTH_FILE = clientNodeModule('oidc_auth');
 
 /** What execPluginFailure says of an exec entry of the wrong shape; never what it holds. */
 const MALFORMED_EXEC_ENTRY =
@@ -799,7 +815,7 @@ const NO_EXEC_COMMAND = 'No command was specified for exec authProvider!';
 function isAuthProviderCommandFailure(e: unknown): boolean {
   if (!(e instanceof Error) || !e.message.startsWith('Failed to refresh token: ')) return false;
   const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
-  return origin !== undefined && /[/\\](?:gcp|azure)_auth\.[cm]?js\b/.test(origin);
+  return origin !== undefined && COMMAND_AUTH_FILE.test(origin);
 }
 
 /**
@@ -826,7 +842,7 @@ export function oidcRefreshFailure(fails: string): string {
 function isOidcRefreshFailure(e: unknown): boolean {
   if (!(e instanceof TypeError) || (e as { code?: unknown }).code !== 'ERR_INVALID_ARG_TYPE') return false;
   if (e.message !== '"server" must be an instance of URL') return false;
-  return (e.stack ?? '').split('\n').some((line) => /^\s+at /.test(line) && /[/\\]oidc_auth\.[cm]?js\b/.test(line));
+  return (e.stack ?? '').split('\n').some((line) => /^\s+at /.test(line) && OIDC_AUTH_FILE.test(line));
 }
 
 /** What isOidcRefreshFailure's failure is said as. */
