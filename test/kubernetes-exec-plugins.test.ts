@@ -312,15 +312,34 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       expect(d.requests).toHaveLength(1);
     });
 
-    // Regression: what it wrote there was kept for messages only: a device-code login's
-    // instructions never reached the user, who saw the request hang.
-    it('what it writes on stderr goes on to our stderr; a failure still names its first line', async () => {
+    /**
+     * Runs `body` with our stderr taken as a terminal or not (`terminal`), what is written to it
+     * kept in `said` rather than shown: what a plugin writes there goes on to it.
+     */
+    async function withStderr(terminal: boolean, body: (said: string[]) => Promise<void>): Promise<void> {
       const said: string[] = [];
       const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
         said.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
         return true;
       });
+      const own = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+      Object.defineProperty(process.stderr, 'isTTY', { value: terminal, configurable: true, writable: true });
       try {
+        await body(said);
+      } finally {
+        if (own === undefined) Reflect.deleteProperty(process.stderr, 'isTTY');
+        else Object.defineProperty(process.stderr, 'isTTY', own);
+        write.mockRestore();
+      }
+    }
+
+    /** How many times `text` occurs in `all`. */
+    const occurrences = (all: string, text: string) => all.split(text).length - 1;
+
+    // Regression: what it wrote there was kept for messages only: a device-code login's
+    // instructions never reached the user, who saw the request hang.
+    it('what it writes on stderr goes on to our stderr; when that is no terminal, a failure names its first line too', async () => {
+      await withStderr(false, async (said) => {
         const prompt = 'To sign in, open https://login.example/device and enter the code ABCD-1234';
         const plugin = writePlugin(dir, `echo '${prompt}' >&2`);
         expect(await getOutcome(kubeConfig(plugin))).toBeUndefined();
@@ -331,10 +350,28 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
         expect(err).toBeInstanceOf(KubernetesApiError);
         expect((err as Error).message).toContain('wrote on stderr: error: the login expired');
         expect(said.join('')).toContain('error: the login expired\n');
-      } finally {
-        write.mockRestore();
-      }
+      });
     });
+
+    // Regression: on a terminal the user read it twice, as it came and again in the failure.
+    it.each([
+      ['exits with a status other than 0', 'exit 1', 'failed: it exited with a status other than 0'],
+      ['exits 0 printing nothing', 'exit 0', 'exited with status 0 but printed nothing'],
+    ])(
+      'a plugin that writes on stderr and %s: on a terminal, shown there once, and the failure says so without repeating it',
+      async (_what, end, failed) => {
+        await withStderr(true, async (said) => {
+          const failing = writePlugin(dir, `echo 'error: the login expired' >&2; ${end}`);
+          const err = await getOutcome(kubeConfig(failing));
+          expect(err).toBeInstanceOf(KubernetesApiError);
+          const message = (err as Error).message;
+          expect(message).toContain(failed);
+          expect(message).toContain('wrote on stderr (passed on to the terminal as it came, not repeated here)');
+          expect(message).not.toContain('login expired');
+          expect(occurrences(said.join(''), 'error: the login expired')).toBe(1);
+        });
+      },
+    );
 
     const hasScript = (() => {
       try {
@@ -345,25 +382,39 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       }
     })();
 
-    // The command line on a terminal, as an operator runs it: `script` gives it one.
+    /** What `ipallocator status` shows on a terminal (`script` gives it one) with `plugin` as its user's exec plugin (IfAvailable). */
+    async function statusOnTerminal(plugin: string): Promise<string> {
+      const path = join(dir, 'config');
+      writeFileSync(path, kubeConfig(plugin, { interactiveMode: 'IfAvailable' }).exportConfig());
+      const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+      const command = 'Deno' in globalThis ? [deno, 'run', '-A', 'cli/bin.ts'] : [process.execPath, '--import', 'tsx', 'cli/bin.ts'];
+      const shell = [...command, 'status', '--kubeconfig', path].map((word) => `'${word}'`).join(' ');
+      return await new Promise<string>((done) =>
+        execFile('script', ['-qec', shell, '/dev/null'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (_err, stdout) =>
+          done(stdout),
+        ),
+      );
+    }
+
+    // The command line on a terminal, as an operator runs it.
     it.skipIf(!hasScript)(
       'on a terminal, IfAvailable hands the plugin the terminal, told so, and its stderr reaches the terminal (the command line)',
       async () => {
         const prompt = 'enter the code ABCD-1234 at https://login.example/device';
-        const plugin = writePlugin(dir, `echo '${prompt}' >&2`);
-        const path = join(dir, 'config');
-        writeFileSync(path, kubeConfig(plugin, { interactiveMode: 'IfAvailable' }).exportConfig());
-        const deno = join(ROOT, 'node_modules', '.bin', 'deno');
-        const command = 'Deno' in globalThis ? [deno, 'run', '-A', 'cli/bin.ts'] : [process.execPath, '--import', 'tsx', 'cli/bin.ts'];
-        const shell = [...command, 'status', '--kubeconfig', path].map((word) => `'${word}'`).join(' ');
-        const terminal = await new Promise<string>((done) =>
-          execFile('script', ['-qec', shell, '/dev/null'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (_err, stdout) =>
-            done(stdout),
-          ),
-        );
+        const terminal = await statusOnTerminal(writePlugin(dir, `echo '${prompt}' >&2`));
         expect(execInfo(dir)).toEqual({ kind: 'ExecCredential', apiVersion: V1, spec: { interactive: true } });
         expect(readFileSync(join(dir, 'stdin'), 'utf8')).toBe('terminal\n');
         expect(terminal).toContain(prompt);
+      },
+      30_000,
+    );
+
+    it.skipIf(!hasScript)(
+      'on a terminal, what a failing plugin wrote on stderr is shown once, and the failure says it was passed on (the command line)',
+      async () => {
+        const terminal = await statusOnTerminal(writePlugin(dir, "echo 'error: the login expired' >&2; exit 1"));
+        expect(occurrences(terminal, 'error: the login expired')).toBe(1);
+        expect(terminal.replace(/\s+/g, ' ')).toContain('wrote on stderr (passed on to the terminal as it came, not repeated here)');
       },
       30_000,
     );

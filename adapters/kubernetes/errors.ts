@@ -692,9 +692,7 @@ export function execPluginFailure(e: unknown): string | undefined {
     .split('\n')
     .find((line) => line.trim() !== '')
     ?.trim();
-  // what it wrote is shown with every character a reader could not see escaped, as an answer's
-  // text is: a plugin's colours or a screen clear must not reach a terminal through a log line
-  const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${showUnseen(cutMessage(said))}`;
+  const stderr = said === undefined ? 'wrote nothing on stderr' : wroteOnStderr(e, said);
   return `failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}`;
 }
 
@@ -724,29 +722,48 @@ export function execOutputProblem(e: unknown): string | undefined {
     ? 'printed nothing (or only whitespace, or JSON cut short)'
     : 'printed something that is not JSON (not shown: it may be a credential)';
   const said = pluginStderrLine(e);
-  const stderr = said === undefined ? '' : ` and wrote on stderr: ${showUnseen(cutMessage(said))}`;
+  const stderr = said === undefined ? '' : ` and ${wroteOnStderr(e, said)}`;
   return `exited with status 0 but ${printed}${stderr}; an exec plugin must print an ExecCredential`;
 }
 
 /**
  * What the exec plugin whose run failed with an error wrote on stderr, kept by exec-plugins.ts
  * (client-node keeps stderr only for a plugin that exits with a status other than 0, as the
- * error's message): a plugin that exits 0 printing nothing says why only there.
+ * error's message): a plugin that exits 0 printing nothing says why only there. `onTerminal`: it
+ * was passed on, as it came, to our stderr, a terminal.
  */
-const stderrOfFailure = new WeakMap<object, string>();
+const stderrOfFailure = new WeakMap<object, { stderr: string; onTerminal: boolean }>();
 
-/** Keeps what an exec plugin wrote on stderr with the failure `e` its run ended in. @internal */
-export function rememberPluginStderr(e: unknown, stderr: string): void {
-  if (typeof e === 'object' && e !== null && stderr !== '') stderrOfFailure.set(e, stderr);
+/**
+ * Keeps what an exec plugin wrote on stderr with the failure `e` its run ended in, and whether it
+ * was passed on to a terminal (`onTerminal`). @internal
+ */
+export function rememberPluginStderr(e: unknown, stderr: string, onTerminal: boolean): void {
+  if (typeof e === 'object' && e !== null && (stderr !== '' || onTerminal)) stderrOfFailure.set(e, { stderr, onTerminal });
 }
 
 /** The first line (not blank, trimmed) an exec plugin wrote on stderr before its run failed with `e`, where it was kept. */
 function pluginStderrLine(e: unknown): string | undefined {
-  const stderr = typeof e === 'object' && e !== null ? stderrOfFailure.get(e) : undefined;
+  const stderr = typeof e === 'object' && e !== null ? stderrOfFailure.get(e)?.stderr : undefined;
   return stderr
     ?.split('\n')
     .find((line) => line.trim() !== '')
     ?.trim();
+}
+
+/**
+ * `wrote on stderr: ` and `said`, the first line an exec plugin whose run failed with `e` wrote
+ * there — or, when all it wrote went on to a terminal as it came (exec-plugins.ts), that it did,
+ * for the user has read it there: not twice. A stderr that is no terminal (a log, a pipe, one a
+ * program reads) may be far from where the failure is shown: it is quoted.
+ */
+function wroteOnStderr(e: unknown, said: string): string {
+  if (typeof e === 'object' && e !== null && stderrOfFailure.get(e)?.onTerminal === true) {
+    return 'wrote on stderr (passed on to the terminal as it came, not repeated here)';
+  }
+  // shown with every character a reader could not see escaped, as an answer's text is: a
+  // plugin's colours or a screen clear must not reach a terminal through a log line
+  return `wrote on stderr: ${showUnseen(cutMessage(said))}`;
 }
 
 /**

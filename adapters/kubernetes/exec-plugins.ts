@@ -41,7 +41,8 @@
 //   nothing: a plugin that reads it meets its end at once, where a pipe we never wrote to held
 //   it until the request's deadline.
 // - what it writes on stderr goes on to our stderr as it comes (a device-code login tells the
-//   user there where to sign in), besides being kept for the messages.
+//   user there where to sign in), besides being kept for the messages; a failure quotes it only
+//   when our stderr is no terminal (a log, a pipe), where the user would otherwise read it twice.
 //
 //   interactiveMode  stdin a terminal   spec.interactive   the plugin's stdin
 //   Never            either             false              nothing (/dev/null)
@@ -88,7 +89,7 @@ const requestSignal = new AsyncLocalStorage<AbortSignal>();
  * The running getCredential: the user whose plugin it may start (how to start it), and what that
  * plugin wrote on stderr (at most STDERR_KEPT characters).
  */
-const pluginRun = new AsyncLocalStorage<{ user: User; stderr: string }>();
+const pluginRun = new AsyncLocalStorage<{ user: User; stderr: string; onTerminal: boolean }>();
 
 /**
  * The credential each request was authenticated with, by the request's signal (withRequestSignal),
@@ -154,7 +155,7 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
       if (run !== undefined && typeof stderr?.on === 'function') {
         (stderr as { on(event: 'data', listener: (chunk: unknown) => void): void }).on('data', (chunk) => {
           if (run.stderr.length < STDERR_KEPT) run.stderr += String(chunk);
-          passOnStderr(chunk);
+          if (passOnStderr(chunk)) run.onTerminal = true;
         });
       }
       return child;
@@ -173,7 +174,7 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
       const checked = async (user: unknown): Promise<unknown> => {
         const signal = requestSignal.getStore();
         if (signal?.aborted) throw signal.reason; // given up while it waited: nothing to run for
-        const run = { user: user as User, stderr: '' };
+        const run = { user: user as User, stderr: '', onTerminal: false };
         const empty = signal === undefined ? undefined : emptyAnswerOfRequest.get(signal);
         if (empty !== undefined) return empty;
         const credential =
@@ -181,7 +182,7 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
           (await pluginRun
             .run(run, () => get.call(auth, user))
             .catch((e: unknown) => {
-              rememberPluginStderr(e, run.stderr);
+              rememberPluginStderr(e, run.stderr, run.onTerminal);
               throw e;
             }));
         // what it printed is checked as kubectl checks it (client-node takes any JSON object); JSON
@@ -433,14 +434,16 @@ function clusterInfo(cluster: Cluster | null): Record<string, unknown> | undefin
 
 /**
  * Writes what a plugin wrote on stderr to ours, as client-go's plugin writes to os.Stderr: a
- * device-code login tells the user there where to sign in. A stderr that cannot take it (closed)
- * loses it; the first 4 KiB are kept for the messages all the same.
+ * device-code login tells the user there where to sign in; whether it went to a terminal, where
+ * the user has read it (a failure then does not repeat it: errors.ts execPluginFailure). A stderr
+ * that cannot take it (closed) loses it; the first 4 KiB are kept for the messages all the same.
  */
-function passOnStderr(chunk: unknown): void {
+function passOnStderr(chunk: unknown): boolean {
   try {
     process.stderr.write(typeof chunk === 'string' || chunk instanceof Uint8Array ? chunk : String(chunk));
+    return process.stderr.isTTY === true;
   } catch {
-    // nowhere to write it
+    return false; // nowhere to write it
   }
 }
 
