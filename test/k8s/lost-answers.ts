@@ -38,27 +38,67 @@ export let d: ApiServerDouble;
 /** The stores made by storeOnDouble during the test running, closed after it. */
 const stores: KubernetesStore[] = [];
 
-/** Starts `d` before each test of the calling file; after each, closes the stores made on it, then it. */
+/** The calls made on those stores that have not settled yet, each with how it was called (`delete("10.0.0.1")`). */
+const inFlight = new Map<Promise<unknown>, string>();
+
+/**
+ * How long the calls still in flight when a test ends may take to settle once their stores are
+ * closed (close() rejects them with ErrDestroyed at once).
+ */
+const SETTLE_MS = 3000;
+
+/**
+ * Starts `d` before each test of the calling file; after each, closes the stores made on it, waits
+ * (at most SETTLE_MS) for the calls made on them to settle, then closes `d`. A call still unsettled
+ * then fails the test that made it, named — not the next test, which it would otherwise reach
+ * (its rejection unhandled, or its requests on a double closed under it).
+ */
 export function startDoubleForEachTest(): void {
   beforeEach(async () => {
     d = await ApiServerDouble.start();
   });
   afterEach(async () => {
     for (const s of stores.splice(0)) s.close();
+    const calls = [...inFlight.keys()];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled(calls), new Promise((done) => (timer = setTimeout(done, SETTLE_MS)))]);
+    clearTimeout(timer);
+    const hung = [...inFlight.values()];
+    inFlight.clear();
     await d.close();
+    if (hung.length > 0) {
+      throw new Error(`still unsettled ${SETTLE_MS} ms after its store was closed: ${hung.join(', ')}`);
+    }
   });
+}
+
+/** `s` with its calls (create, delete, get, waitForSync) kept in inFlight until they settle. */
+function tracked(s: KubernetesStore): KubernetesStore {
+  for (const method of ['create', 'delete', 'get', 'waitForSync'] as const) {
+    const call = s[method] as (...args: unknown[]) => Promise<unknown>;
+    const track = (...args: unknown[]): Promise<unknown> => {
+      const p = call.apply(s, args);
+      const shown = args.map((a) => JSON.stringify(typeof a === 'object' && a !== null && 'name' in a ? a.name : a)).join(', ');
+      inFlight.set(p, `${method}(${shown})`);
+      const settled = () => inFlight.delete(p);
+      p.then(settled, settled);
+      return p;
+    };
+    Object.defineProperty(s, method, { value: track, configurable: true, writable: true });
+  }
+  return s;
 }
 
 /**
  * A KubernetesStore on `d` (read by `Config`, default client-node 2.x's KubeConfig), closed after
- * the test; `start`, `requestTimeoutMs` and `readYourWrites` as the store takes them (its defaults
+ * the test, which waits for its calls to settle; `start`, `requestTimeoutMs` and `readYourWrites` as the store takes them (its defaults
  * when left out).
  */
 export function storeOnDouble(
   options: { start?: boolean; requestTimeoutMs?: number; readYourWrites?: boolean; Config?: typeof KubeConfig | undefined } = {},
 ): KubernetesStore {
   const { Config, ...storeOptions } = options;
-  const s = new KubernetesStore(kubeConfigFor(d.url, undefined, { ...(Config && { Config }) }), storeOptions);
+  const s = tracked(new KubernetesStore(kubeConfigFor(d.url, undefined, { ...(Config && { Config }) }), storeOptions));
   stores.push(s);
   return s;
 }
