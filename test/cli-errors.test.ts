@@ -15,7 +15,7 @@ import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 import { NO_WASM } from './helpers.ts';
-import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
+import { hangingPlugin, isRunning, keepingStderr, until } from './k8s/helpers.ts';
 import { clientNodeMissing } from '../cli/main.ts';
 import { unreadableFile } from '../cli/errors.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster, type RunResult } from './cli-helpers.ts';
@@ -441,7 +441,9 @@ describe('ipallocator: failures', () => {
     config.users[0].user.exec.args = ['-e', 'console.error("\\nerror: login required \\u001b[31m");console.error("second line")'];
     writeFileSync(path, JSON.stringify(config));
     try {
-      const r = await cli(['status', '--kubeconfig', path]);
+      // what the plugin writes on stderr goes on to the process's own, kept here out of the test output
+      const { value: r, stderr: passedOn } = await keepingStderr(() => cli(['status', '--kubeconfig', path]));
+      expect(passedOn).toContain('second line\n');
       expect([r.code, r.stdout, r.stderr]).toEqual([
         2,
         '',
@@ -491,7 +493,8 @@ describe('ipallocator: failures', () => {
       config.users[0].user.exec.args = ['-e', script];
       writeFileSync(path, JSON.stringify(config));
       try {
-        const r = await cli(['status', '--kubeconfig', path]);
+        // what the plugin writes on stderr goes on to the process's own, kept here out of the test output
+        const { value: r } = await keepingStderr(() => cli(['status', '--kubeconfig', path]));
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
           `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}\n`,

@@ -28,7 +28,7 @@ import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig, type User } from '@kubernetes/client-node';
 import { KubeConfig as KubeConfig1 } from 'client-node-1';
-import { Mirror, cacheNames, hangingPlugin, ipAddressEvent, ipAddressList, isRunning, until } from './k8s/helpers.ts';
+import { Mirror, cacheNames, hangingPlugin, ipAddressEvent, ipAddressList, isRunning, keepingStderr, until } from './k8s/helpers.ts';
 import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
 import { matchesSelector, parseLabelSelector } from '../adapters/kubernetes/objects.ts';
 
@@ -78,15 +78,18 @@ describe('KubernetesStore', () => {
 
   /**
    * The error of a get through a kubeconfig whose user's exec plugin is `node -e script` (or
-   * `command`, given no args).
+   * `command`, given no args); what the plugin writes on stderr is kept out of the test output.
    */
   async function execPluginGetError(script: string, command = process.execPath, options: KubernetesStoreOptions = {}): Promise<unknown> {
     const s = new KubernetesStore(execPluginKubeConfig(script, command), { start: false, ...options });
     try {
-      return await s.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
+      const { value } = await keepingStderr(() =>
+        s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
       );
+      return value;
     } finally {
       s.close();
     }

@@ -4,6 +4,7 @@ import { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import type { IPAddressRecord, StoreCache, StoreWatcher } from '../../adapters/store.ts';
 import { kubeConfigFor } from './kubeconfig.ts';
 import { createServer } from 'node:net';
+import { vi } from 'vitest';
 
 /**
  * The Authorization headers `double` received for one get, by a KubernetesStore of `kc` (undefined:
@@ -60,6 +61,25 @@ export async function until(cond: () => boolean, what = 'condition'): Promise<vo
     if (cond()) return;
     await new Promise((r) => setTimeout(r, i < 50 ? 1 : 10));
     if (i > 20_000) throw new Error(`gave up waiting for ${what}`);
+  }
+}
+
+/**
+ * Runs `call` with what is written on this process's stderr meanwhile kept off it (an exec
+ * plugin's stderr is passed on there, as kubectl passes it on), so that it does not end up in the
+ * test run's own output: what `call` resolved to, and that text.
+ */
+export async function keepingStderr<T>(call: () => Promise<T>): Promise<{ value: T; stderr: string }> {
+  let stderr = '';
+  const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    return true;
+  });
+  try {
+    const value = await call();
+    return { value, stderr };
+  } finally {
+    write.mockRestore();
   }
 }
 
