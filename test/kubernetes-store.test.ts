@@ -595,13 +595,17 @@ describe('KubernetesStore', () => {
     it('while a throttled list (429) waits to be sent again, lastError and SyncTimeoutError say so', async () => {
       // Regression: both said "no list answered yet" until the retries ran out.
       d.failNext('list', 1, 429); // TooManyRequests, retryAfterSeconds 1
+      const retried = d.holdReply('list'); // the list sent again after that wait: answered when released below
       const s = open();
+      // the 429 is heard however long the machine takes to answer it; only then is the wait timed
+      await until(() => s.stats.errors >= 1, 'the 429 to be heard');
       const e = await s.waitForSync({ timeoutMs: 300 }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(SyncTimeoutError);
       expect((e as SyncTimeoutError).lastError).toBeInstanceOf(KubernetesApiError);
       expect((e as SyncTimeoutError).lastError).toMatchObject({ code: 429 });
       expect((e as Error).message).toMatch(/last error: list ipaddresses\.networking\.k8s\.io: HTTP 429/);
       expect(s.state).toBe('syncing');
+      retried.release();
       await s.waitForSync(); // the same list, sent again after the server's wait
       expect([d.requestsOf('list').length, s.stats.lists, s.lastError]).toEqual([2, 1, undefined]);
     });

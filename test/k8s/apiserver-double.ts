@@ -967,11 +967,12 @@ export class ApiServerDouble {
   }
 
   /**
-   * Holds the answer to the next request of `verb` (create, delete or get): the request takes
+   * Holds the answer to the next request of `verb` (create, delete, get or list): the request takes
    * effect at once — the object is stored or deleted and its watch event goes out — but the
-   * client gets the answer only on `release()`. Meanwhile the test lets the watch move on (another
-   * client deletes or re-creates the name), which a real network allows: a reply and a watch
-   * event travel on different connections. Several holds are consumed in the order they were set.
+   * client gets the answer only on `release()` (a list is read then). Meanwhile the test lets the
+   * watch move on (another client deletes or re-creates the name), which a real network allows: a
+   * reply and a watch event travel on different connections. Several holds are consumed in the
+   * order they were set.
    */
   holdReply(verb: Verb): HeldReply {
     let applied!: () => void;
@@ -1149,6 +1150,7 @@ export class ApiServerDouble {
         return this.sendJSON(res, r.code, r.body);
       }
       case 'list':
+        await this.replyGate(verb);
         return this.list(res, plural!, version!, query);
       case 'watch':
         return this.watch(req, res, plural!, version!, query);
