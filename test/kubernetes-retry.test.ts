@@ -154,15 +154,16 @@ describe('a 5xx with Retry-After is sent again after the wait, as client-go does
   });
 
   it('the deadline covers the waits; its message names the 503 waited out, not throttling', async () => {
-    const server = await serve(() => proxyText(503, { 'Retry-After': '5' }));
-    const err = (await outcome(store(server.url, { requestTimeoutMs: 300 }).create(record('10.96.0.13')))) as KubernetesApiError;
+    // a deadline long enough for each 503 to arrive on a loaded machine, and shorter than the wait it asks for
+    const server = await serve(() => proxyText(503, { 'Retry-After': '60' }));
+    const err = (await outcome(store(server.url, { requestTimeoutMs: 2000 }).create(record('10.96.0.13')))) as KubernetesApiError;
     expect(err).toBeInstanceOf(KubernetesApiError);
     // the 503 does not say the create went unhandled: it is read back, and that read waits out a 503 too
-    const timedOut = `no answer from ${server.url} within 300 ms (requestTimeoutMs; the server answered 503 once with a Retry-After meanwhile)`;
+    const timedOut = `no answer from ${server.url} within 2000 ms (requestTimeoutMs; the server answered 503 once with a Retry-After meanwhile)`;
     expect(err.message).toBe(
       `create ${IPADDRESSES} "10.96.0.13": ${timedOut}; the object may have been created, and reading it back failed: ${timedOut}`,
     );
-    expect(err.timeoutMs).toBe(300);
+    expect(err.timeoutMs).toBe(2000);
     expect(server.received.map((r) => r.method)).toEqual(['POST', 'GET']);
   });
 
