@@ -245,12 +245,13 @@ describe('a server that throttles (429)', () => {
     s1.close();
     await bare.close();
 
-    const slow = await throttlingServer(() => ({ 'Retry-After': '5' }));
-    const s2 = new KubernetesStore(kubeConfigFor(slow.url), { start: false, requestTimeoutMs: 300 });
+    // a deadline long enough for the 429 to arrive on a loaded machine, and shorter than the wait it asks for
+    const slow = await throttlingServer(() => ({ 'Retry-After': '60' }));
+    const s2 = new KubernetesStore(kubeConfigFor(slow.url), { start: false, requestTimeoutMs: 2000 });
     const e2 = (await outcome(s2.create(RECORD))) as KubernetesApiError;
     expect(e2).toBeInstanceOf(KubernetesApiError);
     expect(e2.message).toBe(
-      `create ${IPADDRESSES} "10.96.0.10": no answer from ${slow.url} within 300 ms (requestTimeoutMs; the server throttled it (429) once meanwhile)`,
+      `create ${IPADDRESSES} "10.96.0.10": no answer from ${slow.url} within 2000 ms (requestTimeoutMs; the server throttled it (429) once meanwhile)`,
     );
     expect(slow.arrivals.length).toBe(1);
     s2.close();
