@@ -18,6 +18,7 @@
 // Either way the bytes counted are those of the body as decoded from its content encoding (gzip):
 // what would be held.
 import { type HttpLibrary, Observable, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { requireFromClientNode } from './client-node-check.ts';
 
 /**
@@ -95,6 +96,12 @@ export function cappedBody(stream: Chunks | null, tooLarge: () => Error): Respon
       pieces.push(chunk);
       held += chunk.length;
     }
+    // undici gives the connection back to its pool one event-loop turn after the answer's end
+    // (client-h1.js: "We must wait a full event loop cycle to reuse this socket"), and a request
+    // sent before that opens another connection (over https, another TLS handshake): the body is
+    // handed on once that turn is over, so the next request, sent as the caller reads this
+    // answer, finds the connection free
+    if ('getReader' in stream) await nextTurn();
     return pieces.length === 1 ? pieces[0]! : concat(pieces, held);
   };
   return {

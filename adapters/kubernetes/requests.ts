@@ -80,7 +80,7 @@ import {
   withRequestSignal,
 } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
-import { closeReusedConnections, type Dispatcher, sentThrough } from './reused-connections.ts';
+import { closeReusedConnections, type Dispatcher, keepingConnection, sentThrough } from './reused-connections.ts';
 import { TLS_CODE, transportProblem } from './tls-material.ts';
 import { namingKubeconfig } from './user-checks.ts';
 
@@ -551,6 +551,7 @@ function withSignal(
       context.setSignal(signal);
       followRoute(context, route);
       whenWritten(context, onWritten);
+      keepingConnection(context);
       return new Observable(Promise.resolve(context));
     },
     post(context) {

@@ -63,6 +63,34 @@ export function sentThrough(given: Dispatcher | undefined): Dispatcher {
   return given ?? ((globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Dispatcher);
 }
 
+/**
+ * Has the request of `context` (a client-node 2.x RequestContext, which carries an undici
+ * dispatcher) leave its connection open for the next request when it sends a body with a method
+ * that expects none: a delete's DeleteOptions (the uid precondition of `check --fix`, the store's
+ * deletes). undici closes such a connection once the answer is in, as a guard against servers
+ * that would misread the body (client-h1.js: "Sending a payload body on a request that does not
+ * expect it … Do not re-use the connection"); kube-apiserver reads it as it reads every
+ * DeleteOptions, and client-go sends its deletes on kept-alive connections. Without this each
+ * delete cost a new connection, and over https a TLS handshake. Nothing for a RequestContext of
+ * 1.x, whose http.Agent keeps such a connection.
+ * @internal
+ */
+export function keepingConnection(context: unknown): void {
+  const { getDispatcher, setDispatcher } = context as {
+    getDispatcher?: () => Dispatcher | undefined;
+    setDispatcher?: (d: Dispatcher) => void;
+  };
+  if (typeof getDispatcher !== 'function' || typeof setDispatcher !== 'function') return;
+  const inner = getDispatcher.call(context);
+  setDispatcher.call(context, {
+    dispatch(options, handler) {
+      const { body, reset } = options as { body?: unknown; reset?: unknown };
+      const keep = body !== undefined && body !== null && reset === undefined && options.method === 'DELETE';
+      return sentThrough(inner).dispatch(keep ? ({ ...options, reset: false } as typeof options) : options, handler);
+    },
+  });
+}
+
 /** How client-node 2.x makes the dispatcher of a request (absent in 1.x, which sends through an http.Agent). */
 interface MakesDispatchers {
   createDispatcher?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
