@@ -3,6 +3,7 @@
 // transport cache (k8s.io/client-go/transport/cache.go, tlsTransportCache) keys its transports by
 // the whole TLS configuration: a connection made with one client certificate would otherwise
 // carry the requests of another.
+import { Agent } from 'node:https';
 import { type Cluster, KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ErrDestroyed } from '../adapters/errors.ts';
@@ -195,6 +196,38 @@ describe('a context switched between users', () => {
       ['same', false],
       ['bob-own', false],
     ]);
+  });
+});
+
+describe('with client-node 1.x, which makes an http.Agent per request', () => {
+  /** A 1.x KubeConfig as far as withReusedConnections reads it: each agent new, made with the options given. */
+  function making1x(): { kc: KubeConfig; made: Agent[] } {
+    const made: Agent[] = [];
+    const kc = {
+      createAgent: (_cluster: Cluster | null, agentOptions: Record<string, unknown>) => {
+        const agent = new Agent(agentOptions);
+        made.push(agent);
+        return agent;
+      },
+    };
+    return { kc: withReusedConnections(kc as unknown as KubeConfig), made };
+  }
+  const agentFor = (kc: KubeConfig, cert: string): unknown =>
+    (kc as unknown as { createAgent: MakeDispatcher }).createAgent(cluster, { cert: Buffer.from(cert) });
+
+  // Regression: each request had an agent of its own, without keep-alive: a TLS connection per request
+  it('the same options give the same agent, made with keep-alive; a rotated certificate retires the one before, and close destroys them', async () => {
+    const { kc, made } = making1x();
+    const first = agentFor(kc, 'a');
+    expect(agentFor(kc, 'a')).toBe(first);
+    expect(made.map((a) => (a as Agent & { keepAlive: boolean }).keepAlive)).toEqual([true]);
+    agentFor(kc, 'b');
+    await settled();
+    expect(made.map((a) => (a as Agent & { keepAlive: boolean }).keepAlive)).toEqual([false, true]); // a connection handed back to the first is closed
+    const destroyed = made.map((a) => vi.spyOn(a, 'destroy'));
+    closeReusedConnections(kc, () => new ErrDestroyed('KubernetesStore'));
+    expect(destroyed.map((d) => d.mock.calls.length)).toEqual([0, 1]); // the retired one keeps nothing open
+    expect(() => agentFor(kc, 'b')).toThrow(ErrDestroyed);
   });
 });
 
