@@ -104,7 +104,7 @@ export interface FixResult {
   /**
    * Set when fixing stopped at a failure every further request would meet (no answer from the
    * server, credentials or permission refused): its message, and the failure is also in `failed`;
-   * or at a signal, after the leak under way was settled: its STOP_SIGNALS `stoppedBy`
+   * or at a signal, after the leaks under way were settled: its STOP_SIGNALS `stoppedBy`
    * ("interrupted (Ctrl-C)", "terminated (SIGTERM)", "hung up (SIGHUP)").
    */
   stoppedBy: string | null;
@@ -419,13 +419,32 @@ function formatAge(ms: number): string {
 }
 
 /**
+ * How many leaks `fix` works on at once, once the first has been settled alone: each leak is
+ * three requests one after another (the object and its Service read again, then the delete), so
+ * against a remote API server a leak is three round trips, and thousands of leaks one at a time
+ * take minutes. Eight keeps a handful of connections open (one per leak under way) and stays far
+ * below the API server's own limits on requests in flight (400 mutating, 800 others, by default).
+ */
+export const FIX_CONCURRENCY = 8;
+
+/** What became of one leak in `fix`: as FixResult records it; `stops` for a failure every further request would meet. */
+type Settled = { deleted: string } | { skipped: FixResult['skipped'][number] } | { failed: FixResult['failed'][number]; stops: boolean };
+
+/**
  * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
  * Service again and finding the rule still holds. `listed` is the listing the findings came from:
  * only the object listed (and confirmed) is deleted, never one created under its name since.
  * Never throws: a failure of one object (an API error about it, a 403 on a request naming it) is
  * recorded and the others proceed; a failure every further request would meet too (a
- * ClusterError: no answer, 401) is recorded and ends the loop, the rest untried — a stalled server
- * would otherwise cost a full request timeout per leak.
+ * ClusterError: no answer, 401) is recorded and no further leak is started, the rest untried — a
+ * stalled server would otherwise cost a full request timeout per leak.
+ *
+ * The first leak is settled alone — a server that does not answer, or refuses the identity, is
+ * met by one leak's requests —, then up to FIX_CONCURRENCY at once, each leak's own read, Service
+ * read and delete one after another. The result lists every leak in the order of `findings`,
+ * whatever order they settled in, and `onDeleted` hears them in that order too: the same result
+ * as one leak at a time, except that a stop (a ClusterError, a signal) lets the leaks under way
+ * settle, and those after the first to fail are then tried as well.
  */
 export async function fix(
   cluster: Cluster,
@@ -435,80 +454,113 @@ export async function fix(
     graceMs: number;
     listed: readonly ListedIPAddress[];
     /**
-     * Aborted by a signal, the abort's reason its name (a StopSignal): no further leak is tried,
-     * and the result says so.
+     * Aborted by a signal, the abort's reason its name (a StopSignal): no further leak is
+     * started, those under way are settled, and the result says so.
      */
     signal?: AbortSignal;
-    /** Called before each leak is tried, with how many were tried before it. */
+    /** Called as each leak is started, with how many were started before it. */
     onProgress?: (tried: number, total: number) => void;
-    /** Called as each IPAddress is deleted, with its name. */
+    /** Called with each IPAddress deleted, in the order of `findings`, once every leak before it has settled. */
     onDeleted?: (name: string) => void;
+    /** Called with how many leaks are under way, whenever that changes. */
+    onUnderWay?: (count: number) => void;
   },
 ): Promise<FixResult> {
   const result: FixResult = { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: false };
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
   // the later item of a name listed twice, as findProblems reads it
   const listed = onePerName(options.listed);
-  for (const [i, name] of names.entries()) {
-    // between two leaks, never inside one: the leak under way is settled and reported, so the
+  const settled: (Settled | undefined)[] = [];
+  let started = 0;
+  let recorded = 0;
+  let underWay = 0;
+  let stopping = false;
+  // the leaks settled in a row from the first not yet recorded, in the order of `names`
+  const record = (): void => {
+    for (; recorded < started && settled[recorded] !== undefined; recorded++) {
+      const s = settled[recorded]!;
+      if ('deleted' in s) {
+        result.deleted.push(s.deleted);
+        options.onDeleted?.(s.deleted);
+      } else if ('skipped' in s) result.skipped.push(s.skipped);
+      else {
+        result.failed.push(s.failed);
+        if (s.stops) result.stoppedBy ??= s.failed.error;
+      }
+    }
+  };
+  // starts the next leak and settles it; false when there is none to start, or fixing stops
+  const next = async (): Promise<boolean> => {
+    // between two leaks, never inside one: the leaks under way are settled and reported, so the
     // report names every object deleted before the interrupt
-    if (options.signal?.aborted === true) {
-      result.stoppedBy = stoppedBySignal(options.signal);
-      result.untried = names.slice(i);
-      break;
-    }
+    if (stopping || started === names.length || options.signal?.aborted === true) return false;
+    const i = started++;
     options.onProgress?.(i, names.length);
-    try {
-      const current = await cluster.readIPAddress(name);
-      if (current === undefined) {
-        result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
-        continue;
-      }
-      const examined = listed.find(name)?.uid;
-      const ref = current.parentRef;
-      const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
-      const verdict =
-        current.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME
-          ? ipAddressVerdict(current, parent, (svc, n) => heldNames(svc).includes(n), { now: options.now(), graceMs: options.graceMs })
-          : undefined;
-      if (verdict === undefined || verdict.kind === 'pending') {
-        result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak', resolved: true });
-        continue;
-      }
-      // the leak listed is gone and its name holds a new object, whose own age and owner the next
-      // run judges: deleting it now would remove what the operator was never shown
-      if (current.uid !== examined) {
-        // a listing without the uid (a broken server or proxy) cannot tell the object shown from one
-        // made since: the uid read now would be no precondition of what the operator confirmed
-        const reason = examined === undefined ? 'listed without a uid: it cannot be told from an object re-created since' : RECREATED;
-        result.skipped.push({ ip: name, reason, resolved: false });
-        continue;
-      }
-      const deleting = beingDeleted(current);
-      if (deleting !== undefined) {
-        result.skipped.push({ ip: name, reason: deleting, resolved: false });
-        continue;
-      }
-      const outcome = await cluster.deleteIPAddress(name, examined);
-      if (outcome === 'deleted') {
-        result.deleted.push(name);
-        options.onDeleted?.(name);
-      } else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
-      else if (outcome === 'changed') result.skipped.push({ ip: name, reason: RECREATED, resolved: false });
-      else result.skipped.push({ ip: name, reason: outcome.kept, resolved: false });
-    } catch (e) {
-      result.failed.push({ ip: name, error: (e as Error).message, denied: e instanceof ObjectForbiddenError });
-      if (e instanceof ClusterError) {
-        result.stoppedBy = e.message;
-        result.untried = names.slice(i + 1);
-        break;
-      }
-    }
+    options.onUnderWay?.(++underWay);
+    const outcome = await fixOne(cluster, names[i]!, listed.find(names[i]!)?.uid, options);
+    options.onUnderWay?.(--underWay);
+    settled[i] = outcome;
+    if ('stops' in outcome && outcome.stops) stopping = true;
+    record();
+    return true;
+  };
+  if (await next()) {
+    await Promise.all(
+      Array.from({ length: FIX_CONCURRENCY }, async () => {
+        while (await next());
+      }),
+    );
   }
+  result.untried = names.slice(started);
   // a signal during the last leak left nothing to stop, but the run was stopped all the
   // same: it says so, and ends as any interrupted run (a failure that stopped it is said instead)
   if (result.stoppedBy === null && options.signal?.aborted === true) result.stoppedBy = stoppedBySignal(options.signal);
   return result;
+}
+
+/**
+ * One leak of `fix`: the IPAddress `name` and its parent Service read again, and the object
+ * deleted when the rule still holds and it is the object listed (uid `examined`). Never throws.
+ */
+async function fixOne(
+  cluster: Cluster,
+  name: string,
+  examined: string | undefined,
+  options: { now: () => number; graceMs: number },
+): Promise<Settled> {
+  try {
+    const current = await cluster.readIPAddress(name);
+    if (current === undefined) return { skipped: { ip: name, reason: 'already gone', resolved: true } };
+    const ref = current.parentRef;
+    const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
+    const verdict =
+      current.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME
+        ? ipAddressVerdict(current, parent, (svc, n) => heldNames(svc).includes(n), { now: options.now(), graceMs: options.graceMs })
+        : undefined;
+    if (verdict === undefined || verdict.kind === 'pending') {
+      return { skipped: { ip: name, reason: 'changed since the listing: no longer a leak', resolved: true } };
+    }
+    // the leak listed is gone and its name holds a new object, whose own age and owner the next
+    // run judges: deleting it now would remove what the operator was never shown
+    if (current.uid !== examined) {
+      // a listing without the uid (a broken server or proxy) cannot tell the object shown from one
+      // made since: the uid read now would be no precondition of what the operator confirmed
+      const reason = examined === undefined ? 'listed without a uid: it cannot be told from an object re-created since' : RECREATED;
+      return { skipped: { ip: name, reason, resolved: false } };
+    }
+    const deleting = beingDeleted(current);
+    if (deleting !== undefined) return { skipped: { ip: name, reason: deleting, resolved: false } };
+    const outcome = await cluster.deleteIPAddress(name, examined);
+    if (outcome === 'deleted') return { deleted: name };
+    if (outcome === 'gone') return { skipped: { ip: name, reason: 'already gone', resolved: true } };
+    if (outcome === 'changed') return { skipped: { ip: name, reason: RECREATED, resolved: false } };
+    return { skipped: { ip: name, reason: outcome.kept, resolved: false } };
+  } catch (e) {
+    return {
+      failed: { ip: name, error: (e as Error).message, denied: e instanceof ObjectForbiddenError },
+      stops: e instanceof ClusterError,
+    };
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ export const EXIT_FOUND = 1;
 export const EXIT_ERROR = 2;
 
 /**
- * The signals that stop `check --fix` after the leak under way, so that its report still names
+ * The signals that stop `check --fix` after the leaks under way, so that its report still names
  * what was deleted: Ctrl-C, a `kill` or a Job's deadline, a closed terminal. Each with what
  * `stoppedBy` says and the exit code (128 + the signal's number).
  */

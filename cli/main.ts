@@ -765,10 +765,11 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
 /**
  * Runs the deletes of `check --fix` so that the operator can follow them and stop them: on a
  * terminal a progress line (a cluster-wide fix sends three requests per leak, thousands of them);
- * elsewhere (a log: a Job, CI) one line per IPAddress deleted, as it is deleted, so that even a
- * run killed outright leaves a record of what it changed. A signal (Ctrl-C, SIGTERM, SIGHUP) stops
- * after the leak under way, so that the report still names every IPAddress deleted (ended at
- * once, the command would print nothing of what it did).
+ * elsewhere (a log: a Job, CI) one line per IPAddress deleted, in the order of the report, as
+ * soon as every leak before it has settled, so that even a run killed outright leaves a record of
+ * what it changed. A signal (Ctrl-C, SIGTERM, SIGHUP) stops after the leaks under way, so that
+ * the report still names every IPAddress deleted (ended at once, the command would print nothing
+ * of what it did).
  */
 async function fixInterruptibly(
   io: Io,
@@ -776,14 +777,17 @@ async function fixInterruptibly(
     signal: AbortSignal;
     onProgress?: (tried: number, total: number) => void;
     onDeleted?: (name: string) => void;
+    onUnderWay?: (count: number) => void;
   }) => Promise<FixResult>,
 ): Promise<FixResult> {
   const stop = new AbortController();
+  let underWay = 0;
   const release = io.onInterrupt?.((signal) => {
     stop.abort(signal);
     const again = signal === 'SIGINT' ? 'interrupt again' : `a second ${signal}`;
+    const leaks = underWay > 1 ? `the ${underWay} IPAddresses under way` : 'the IPAddress under way';
     io.stderr.write(
-      `${io.stderr.isTTY ? CLEAR_LINE : ''}${STOP_SIGNALS[signal].said}: stopping after the IPAddress under way (${again} to end at once).\n`,
+      `${io.stderr.isTTY ? CLEAR_LINE : ''}${STOP_SIGNALS[signal].said}: stopping after ${leaks} (${again} to end at once).\n`,
     );
   });
   let progress = false;
@@ -792,8 +796,11 @@ async function fixInterruptibly(
     progress = true;
   };
   const onDeleted = (name: string) => io.stderr.write(`deleted IPAddress ${shown(named(name))}\n`);
+  const onUnderWay = (count: number) => {
+    underWay = count;
+  };
   try {
-    return await run({ signal: stop.signal, ...(io.stderr.isTTY ? { onProgress } : { onDeleted }) });
+    return await run({ signal: stop.signal, onUnderWay, ...(io.stderr.isTTY ? { onProgress } : { onDeleted }) });
   } finally {
     release?.();
     if (progress) io.stderr.write(CLEAR_LINE);

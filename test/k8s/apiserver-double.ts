@@ -532,6 +532,13 @@ export class ApiServerDouble {
   endlessBytesWritten = 0;
   /** How many connections clients have opened to the double, in all. */
   connectionsAccepted = 0;
+  /** The requests of each HTTP method being answered now, and the most there were at once. */
+  private readonly inFlight = new Map<string, number>();
+  private readonly mostAtOnce = new Map<string, number>();
+  /** The most requests of this HTTP method (`DELETE`) the double was answering at once, since it started. */
+  mostInFlight(method: string): number {
+    return this.mostAtOnce.get(method) ?? 0;
+  }
   /** How many connections are open now. */
   get openConnections(): number {
     return this.sockets.size;
@@ -564,6 +571,11 @@ export class ApiServerDouble {
     this.versions = options.versions ?? SERVED_VERSIONS;
     for (const plural of Object.keys(RESOURCES)) this.stores.set(plural, new Map());
     const serve = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+      const method = req.method ?? '';
+      const now = (this.inFlight.get(method) ?? 0) + 1;
+      this.inFlight.set(method, now);
+      this.mostAtOnce.set(method, Math.max(now, this.mostAtOnce.get(method) ?? 0));
+      res.once('close', () => this.inFlight.set(method, this.inFlight.get(method)! - 1));
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.sendJSON(res, 500, faultStatus(500, String(err)));
         else res.destroy();
