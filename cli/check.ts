@@ -427,8 +427,22 @@ function formatAge(ms: number): string {
  */
 export const FIX_CONCURRENCY = 8;
 
+/**
+ * How many leaks in a row (in the order of the findings) `fix` lets the API server refuse the same
+ * request about an IPAddress (403 on its get or delete) before it stops: kube-apiserver's refusal
+ * reads the same whether RBAC grants the verb for no IPAddress or only for some (`resourceNames`),
+ * so one refusal is no reason to stop, but ten in a row is the identity lacking the permission
+ * for them all, and the thousands of leaks after them would each be refused in turn. Refusals
+ * about Services do not count: RBAC grants those per namespace, and a leak of another namespace
+ * may be allowed.
+ */
+export const REFUSED_IN_A_ROW = 10;
+
 /** What became of one leak in `fix`: as FixResult records it; `stops` for a failure every further request would meet. */
-type Settled = { deleted: string } | { skipped: FixResult['skipped'][number] } | { failed: FixResult['failed'][number]; stops: boolean };
+type Settled =
+  | { deleted: string }
+  | { skipped: FixResult['skipped'][number] }
+  | { failed: FixResult['failed'][number]; stops: boolean; refused: ObjectForbiddenError['refused'] };
 
 /**
  * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
@@ -437,7 +451,8 @@ type Settled = { deleted: string } | { skipped: FixResult['skipped'][number] } |
  * Never throws: a failure of one object (an API error about it, a 403 on a request naming it) is
  * recorded and the others proceed; a failure every further request would meet too (a
  * ClusterError: no answer, 401) is recorded and no further leak is started, the rest untried — a
- * stalled server would otherwise cost a full request timeout per leak.
+ * stalled server would otherwise cost a full request timeout per leak —, and so is the same
+ * request about an IPAddress refused (403) for REFUSED_IN_A_ROW leaks in a row.
  *
  * The first leak is settled alone — a server that does not answer, or refuses the identity, is
  * met by one leak's requests —, then up to FIX_CONCURRENCY at once, each leak's own read, Service
@@ -475,10 +490,15 @@ export async function fix(
   let recorded = 0;
   let underWay = 0;
   let stopping = false;
+  // the same request about an IPAddress refused for the last `count` leaks recorded
+  let refusedInARow: { request: string; count: number } | undefined;
   // the leaks settled in a row from the first not yet recorded, in the order of `names`
   const record = (): void => {
     for (; recorded < started && settled[recorded] !== undefined; recorded++) {
       const s = settled[recorded]!;
+      const refused = 'refused' in s ? s.refused : undefined;
+      const inARow = refused !== undefined && refusedInARow?.request === refused.request ? refusedInARow.count + 1 : 1;
+      refusedInARow = refused === undefined ? undefined : { request: refused.request, count: inARow };
       if ('deleted' in s) {
         result.deleted.push(s.deleted);
         options.onDeleted?.(s.deleted);
@@ -486,6 +506,12 @@ export async function fix(
       else {
         result.failed.push(s.failed);
         if (s.stops) result.stoppedBy ??= s.failed.error;
+      }
+      if (refused !== undefined && inARow === REFUSED_IN_A_ROW) {
+        stopping = true;
+        result.stoppedBy ??=
+          `the API server refused ${refused.request} for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ${refused.rule} ` +
+          '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
       }
     }
   };
@@ -556,9 +582,11 @@ async function fixOne(
     if (outcome === 'changed') return { skipped: { ip: name, reason: RECREATED, resolved: false } };
     return { skipped: { ip: name, reason: outcome.kept, resolved: false } };
   } catch (e) {
+    const denied = e instanceof ObjectForbiddenError;
     return {
-      failed: { ip: name, error: (e as Error).message, denied: e instanceof ObjectForbiddenError },
+      failed: { ip: name, error: (e as Error).message, denied },
       stops: e instanceof ClusterError,
+      refused: denied ? e.refused : undefined,
     };
   }
 }

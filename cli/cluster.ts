@@ -869,10 +869,14 @@ export class Cluster {
     if (code === 403 && name !== undefined) {
       // RBAC may grant this verb for some objects (resourceNames) or namespaces and not others
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
+      const rule = `RBAC verb "${verb}" on resource "${resource.plural}" (${group})`;
       return new ObjectForbiddenError(
         `permission denied: context ${quoteText(this.context)} may not ${verb} ${target}; ` +
-          `grant RBAC verb "${verb}" on resource "${resource.plural}" (${group}) for it` +
+          `grant ${rule} for it` +
           (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),
+        resource.namespaced
+          ? undefined
+          : { request: `${verb} ${qualified(resource)}`, rule: `context ${quoteText(this.context)} needs ${rule}` },
       );
     }
     if (code === 403) {

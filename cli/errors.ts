@@ -73,7 +73,17 @@ export class ListForbiddenError extends ClusterError {
  * object may still be allowed: `check --fix` reports the object and goes on with the others.
  */
 export class ObjectForbiddenError extends CliError {
-  constructor(message: string) {
+  /**
+   * @param refused for an object of a cluster-scoped resource (an IPAddress), the request refused
+   * (`delete ipaddresses.networking.k8s.io`) and who needs which RBAC rule for it: the same refusal
+   * for object after object is then most likely one for them all, which `check --fix` stops at
+   * (kube-apiserver's message reads alike either way). Undefined for a namespaced object (a
+   * Service), whose refusal may be one for its namespace only.
+   */
+  constructor(
+    message: string,
+    readonly refused?: { readonly request: string; readonly rule: string },
+  ) {
     super(message, EXIT_ERROR);
     this.name = 'ObjectForbiddenError';
   }

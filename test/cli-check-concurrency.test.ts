@@ -2,7 +2,7 @@
 // one after another, and reports as if it had fixed them one at a time: every list in the order of
 // the findings, and each "deleted" line too, whatever order the deletes were answered in.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CheckReport, FIX_CONCURRENCY } from '../cli/check.ts';
+import { type CheckReport, FIX_CONCURRENCY, REFUSED_IN_A_ROW } from '../cli/check.ts';
 import { addIPAddress, addServiceCIDR, type Cluster, cli, startCluster } from './cli-helpers.ts';
 import { until } from './k8s/helpers.ts';
 
@@ -90,5 +90,58 @@ describe('check --fix on many leaks', () => {
     const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
     expect([fixed.deleted, fixed.stoppedBy, fixed.untried]).toEqual([tried, 'interrupted (Ctrl-C)', leaks.slice(tried.length)]);
     expect(names(c)).toEqual(leaks.slice(tried.length));
+  });
+
+  // Regression: with no permission to delete IPAddresses, each of thousands of leaks was tried
+  // and refused in turn
+  it(`stops once the same request about an IPAddress was refused (403) for ${REFUSED_IN_A_ROW} leaks in a row: the rest not tried, saying which permission is missing`, async () => {
+    const leaks = [...Array(60).keys()].map((i) => `10.96.0.${10 + i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    c.double.denyAccess('delete', 'ipaddresses');
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const stoppedBy =
+      `the API server refused delete ipaddresses.networking.k8s.io for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ` +
+      'context "double" needs RBAC verb "delete" on resource "ipaddresses" (API group "networking.k8s.io") ' +
+      '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: --fix stopped: ${stoppedBy}\n`]);
+    const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
+    const tried = fixed.failed.length;
+    // those under way when the tenth refusal came were settled too: refused as well
+    expect(tried).toBeGreaterThanOrEqual(REFUSED_IN_A_ROW);
+    expect(tried).toBeLessThanOrEqual(REFUSED_IN_A_ROW + FIX_CONCURRENCY);
+    expect(fixed).toEqual({
+      deleted: [],
+      skipped: [],
+      failed: leaks.slice(0, tried).map((ip) => ({ ip, error: expect.stringMatching(/^permission denied: /), denied: true })),
+      stoppedBy,
+      untried: leaks.slice(tried),
+      declined: false,
+    });
+    expect(c.double.requestsOf('delete')).toHaveLength(tried);
+  });
+
+  it('refusals about Services (RBAC per namespace) or about IPAddresses interrupted by one allowed do not stop it', async () => {
+    const leaks = [...Array(24).keys()].map((i) => `10.96.0.${10 + i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'team-a', name: 'gone' });
+    addIPAddress(c.double, '10.96.0.40', { namespace: 'team-b', name: 'gone' });
+    c.double.denyAccess('get', 'services', 'team-a/gone'); // no Service may be read in team-a
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
+    expect([fixed.deleted, fixed.failed.length, fixed.stoppedBy, fixed.untried]).toEqual([['10.96.0.40'], leaks.length, null, []]);
+
+    // RBAC resourceNames: nine refused, then one allowed, nine refused again, …
+    c.double.allowAll();
+    const more = [...Array(30).keys()].map((i) => `10.96.1.${10 + i}`);
+    addServiceCIDR(c.double, 'more', ['10.96.1.0/24'], true);
+    for (const ip of more) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    for (const [i, ip] of more.entries()) if (i % 10 !== 9) c.double.denyAccess('delete', 'ipaddresses', ip);
+    const again = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const fixedAgain = (JSON.parse(again.stdout) as CheckReport).fixed!;
+    // team-a's leaks are deleted now too: its Services may be read
+    expect([fixedAgain.deleted, fixedAgain.stoppedBy, fixedAgain.untried]).toEqual([
+      [...leaks, '10.96.1.19', '10.96.1.29', '10.96.1.39'],
+      null,
+      [],
+    ]);
   });
 });
