@@ -478,10 +478,16 @@ export class Allocator implements IPAllocator, Disposable {
    * static band's. Another call may have found the index stale while this one waited for the
    * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
    * op is recycled only once read: the rebuild reads the store's cache, whose code may call this
-   * allocator, and a call would take a recycled op and write its own address over op's.
+   * allocator, and a call would take a recycled op and write its own address over op's. A range
+   * no longer ready (setReady(false), or its store's cache not synced since the search began)
+   * ends the search as one that starts there does: NOT_READY, no other address tried.
    */
   private nextAfter(op: Op, s: Search): Op | null {
     if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
+    if (!this.isReady()) {
+      if (!this.destroyed) s.refused = NOT_READY; // destroyed by the cache's hasSynced: liveAfterSearch says so
+      return null;
+    }
     const index = this.taken.fresh()!;
     const band = op.band;
     const after = band !== BAND_CHOSEN && index.takeAfter(band, op.address);

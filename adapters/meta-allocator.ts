@@ -1839,15 +1839,9 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   }
   const a = e.allocator;
   if (!a.canAllocateNow) return tryNextAsync(e, call);
+  let ip: string | null;
   try {
-    // ready when just asked: null is full (a store whose sync flag flips between the two
-    // questions gets upstream's ErrFull)
-    const ip = a.tryAllocateNextNow(call.owner, call.freeOnly);
-    if (ip === null) {
-      call.full = true;
-      call.fullWhy ??= a.fullWhy();
-    }
-    return ip;
+    ip = a.tryAllocateNextNow(call.owner, call.freeOnly);
   } catch (err) {
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     if (!e.ready && err instanceof ErrNotReady) {
@@ -1856,6 +1850,18 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
     }
     throw err;
   }
+  if (ip !== null) return ip;
+  if (e.removed || !e.ready) {
+    // its ServiceCIDRs deleted, or none of them allocatable any more, during a create that
+    // collided: its search stopped there, as for a range found so before its call
+    if (!e.removed) call.notReady = true;
+    return null;
+  }
+  // ready when just asked: null is full (a store whose sync flag flips between the two
+  // questions gets upstream's ErrFull)
+  call.full = true;
+  call.fullWhy ??= a.fullWhy();
+  return null;
 }
 
 /**

@@ -1,0 +1,57 @@
+// An allocateNext whose range stops being ready while it searches — switched off (setReady(false),
+// as a MetaAllocator does when the range's ServiceCIDRs are marked for deletion) or its store's
+// cache no longer synced — during a create that collides: the search stops there and answers
+// ErrNotReady, as a call that starts on a range not ready does, instead of trying the next address.
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
+import { ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
+import type { IPAddressRecord } from '../adapters/store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { rejection } from './helpers.ts';
+
+/** A FaultyMemoryStore that runs `onCreate` once, at the start of its next create. */
+class HookedStore extends FaultyMemoryStore {
+  onCreate: (() => void) | null = null;
+  override createSync(record: IPAddressRecord): IPAddressRecord {
+    const hook = this.onCreate;
+    this.onCreate = null;
+    hook?.();
+    return super.createSync(record);
+  }
+}
+
+type Why = 'switched off' | 'store no longer synced';
+
+const cases = (['switched off', 'store no longer synced'] as const).flatMap((why) =>
+  [true, false].map((syncOps) => [why, syncOps] as const),
+);
+
+describe('Allocator.allocateNext: the range stops being ready during a create that collides', () => {
+  function setup(why: Why, syncOps: boolean) {
+    const store = new HookedStore({ syncOps });
+    const alloc = new Allocator('10.96.0.0/28', { store, strategy: 'lowest-free' });
+    onTestFinished(() => alloc.destroy());
+    store.collideCreates(1);
+    store.onCreate = () => (why === 'switched off' ? alloc.setReady(false) : store.setSynced(false));
+    return { store, alloc };
+  }
+
+  it.each(cases)('%s (synchronous store operations %s): ErrNotReady, no other address tried', async (why, syncOps) => {
+    const { store, alloc } = setup(why, syncOps);
+    const err = await rejection(alloc.allocateNext());
+    expect(err).toBeInstanceOf(ErrNotReady);
+    expect((err as Error).message).toContain(why === 'switched off' ? NOT_READY_WHY.switchedOff : NOT_READY_WHY.storeNotSynced);
+    expect(store.createCalls).toBe(1);
+    expect(store.records()).toEqual([]);
+    expect(alloc.used()).toBe(0);
+    alloc.validate();
+  });
+
+  it.each(cases)('%s (synchronous store operations %s): ready again, the next call takes the address', async (why, syncOps) => {
+    const { store, alloc } = setup(why, syncOps);
+    await rejection(alloc.allocateNext());
+    if (why === 'switched off') alloc.setReady(true);
+    else store.setSynced(true);
+    expect(await alloc.allocateNext()).toBe('10.96.0.1'); // the collision left nothing marked
+  });
+});

@@ -1,0 +1,68 @@
+// A MetaAllocator's range whose ServiceCIDR is deleted, or marked for deletion, while a call of
+// the MetaAllocator is at work in it: during a create that collides (the range stops: the call
+// goes on to the next range).
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { ErrFull, ErrNotReady } from '../adapters/errors.ts';
+import type { IPAddressRecord } from '../adapters/store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { hostOf, rejection } from './helpers.ts';
+
+type Change = 'deleted' | 'marked for deletion';
+const CHANGES = ['deleted', 'marked for deletion'] as const;
+
+/** A FaultyMemoryStore that runs `onCreate` once, at the start of its next create (before the record is written). */
+class HookedStore extends FaultyMemoryStore {
+  onCreate: (() => void) | null = null;
+  override createSync(record: IPAddressRecord): IPAddressRecord {
+    const hook = this.onCreate;
+    this.onCreate = null;
+    hook?.();
+    return super.createSync(record);
+  }
+}
+
+/** ServiceCIDRs `names`, the i-th listing 10.(96+i).0.0/28. */
+function sourceOf(names: string[]): InMemoryServiceCIDRs {
+  const source = new InMemoryServiceCIDRs();
+  names.forEach((name, i) => source.addServiceCIDR(name, [`10.9${6 + i}.0.0/28`]));
+  return source;
+}
+
+function change(source: InMemoryServiceCIDRs, what: Change, name: string): void {
+  if (what === 'deleted') source.deleteServiceCIDR(name);
+  else source.markDeleting(name);
+}
+
+describe("MetaAllocator.allocateNext: a create that collides while its range's ServiceCIDR is deleted or marked for deletion", () => {
+  const cases = CHANGES.flatMap((what) => [true, false].map((syncOps) => [what, syncOps] as const));
+
+  function setup(what: Change, syncOps: boolean, names: string[]) {
+    const source = sourceOf(names);
+    const store = new HookedStore({ syncOps });
+    // 'ordered': a first
+    const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered' });
+    onTestFinished(() => meta.destroy());
+    store.collideCreates(1);
+    store.onCreate = () => change(source, what, 'a');
+    return { store, meta };
+  }
+
+  it.each(cases)('%s (synchronous store operations %s): the address comes from the next range', async (what, syncOps) => {
+    const { store, meta } = setup(what, syncOps, ['a', 'b']);
+    const ip = await meta.allocateNext();
+    expect(hostOf('10.97.0.0/28', ip)).toBe(true);
+    expect(store.createCalls).toBe(2);
+    expect(store.records().map((r) => r.name)).toEqual([ip]);
+  });
+
+  it.each(cases)('%s (synchronous store operations %s), the only range: nothing more is tried', async (what, syncOps) => {
+    const { store, meta } = setup(what, syncOps, ['a']);
+    const err = await rejection(meta.allocateNext());
+    // deleted: no range is left (upstream's ErrFull); marked: the range is there, not ready
+    expect(err).toBeInstanceOf(what === 'deleted' ? ErrFull : ErrNotReady);
+    expect(store.createCalls).toBe(1);
+    expect(store.records()).toEqual([]);
+  });
+});
