@@ -239,9 +239,10 @@ const LEFT_DURING_CHOICE = {
 
 /**
  * The errors refuseIfRangeLeft threw, told apart from the same classes thrown for any other
- * reason: what allocate(ip) catches from its own range's call is its own refusal only when it is
- * one of these (a count of refusals on the range would also move for another call refused
- * meanwhile, one started from the store's create, and drop an address this call had taken).
+ * reason (a strategy's own ErrNotReady, a store's): what allocate(ip) and allocateNext
+ * (leftDuringCall) catch from their range's call is a refusal only when it is one of these (a
+ * count of refusals on the range would also move for another call refused meanwhile, one started
+ * from the store's create, and drop an address this call had taken).
  */
 const LEFT_ALLOCATION = new WeakSet<object>();
 
@@ -1843,12 +1844,7 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   try {
     ip = a.tryAllocateNextNow(call.owner, call.freeOnly);
   } catch (err) {
-    if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
-    if (!e.ready && err instanceof ErrNotReady) {
-      call.notReady = true; // the range stopped taking allocations during its own call (refuseIfRangeLeft)
-      return null;
-    }
-    throw err;
+    return leftDuringCall(e, call, err);
   }
   if (ip !== null) return ip;
   if (e.removed || !e.ready) {
@@ -1862,6 +1858,23 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   call.full = true;
   call.fullWhy ??= a.fullWhy();
   return null;
+}
+
+/**
+ * What tryNext and tryNextAsync make of the error `err` of the range `e`'s allocateNext: null
+ * (the next range is tried) when it says the range left allocation during the call, nothing taken
+ * — refuseIfRangeLeft's refusal (isLeftAllocation: its ServiceCIDRs deleted or made not
+ * allocatable by its strategy or random source; not ready, unless deleted), or its allocator's
+ * ErrDestroyed once the range is removed (deleted during a store call: its search stopped at the
+ * next address). Anything else is the call's error, and is thrown.
+ */
+function leftDuringCall(e: RangeEntry, call: NextCall, err: unknown): null {
+  if (isLeftAllocation(err)) {
+    if (!e.removed) call.notReady = true;
+    return null;
+  }
+  if (e.removed && err instanceof ErrDestroyed) return null;
+  throw err;
 }
 
 /**
@@ -1896,12 +1909,13 @@ async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | nul
       if (!e.removed) call.fullWhy ??= e.allocator.fullWhy();
       return null;
     }
+    // the range's own answer (through a promise, its search's ErrNotReady is not told apart
+    // from a strategy's): not ready, or not ready since its search began
     if (err instanceof ErrNotReady) {
       call.notReady = true;
       return null;
     }
-    if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
-    throw err;
+    return leftDuringCall(e, call, err);
   }
 }
 

@@ -1,8 +1,11 @@
 // A MetaAllocator's range whose ServiceCIDR is deleted, or marked for deletion, while a call of
 // the MetaAllocator is at work in it: during a create that collides (the range stops: the call
-// goes on to the next range).
+// goes on to the next range), and a strategy's own error thrown as it takes its range out of
+// allocation.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { STRATEGIES } from '../adapters/builtin-strategies.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { ErrFull, ErrNotReady } from '../adapters/errors.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
@@ -64,5 +67,37 @@ describe("MetaAllocator.allocateNext: a create that collides while its range's S
     expect(err).toBeInstanceOf(what === 'deleted' ? ErrFull : ErrNotReady);
     expect(store.createCalls).toBe(1);
     expect(store.records()).toEqual([]);
+  });
+});
+
+// On a store with synchronous operations a range answers "not ready" with null, never with a
+// thrown ErrNotReady: one thrown there is someone else's (here its strategy's), and the call's answer.
+describe('MetaAllocator.allocateNext on synchronous store operations: a strategy that takes its own range out of allocation, then throws an error of its own', () => {
+  it.each(CHANGES)('%s, then its choose throws ErrNotReady of its own: that error is the answer, no other range tried', async (what) => {
+    const source = sourceOf(['a', 'b']);
+    const own = new ErrNotReady('the strategy could not ask its own backend');
+    let made = 0;
+    const strategy: AllocationStrategy = {
+      name: 'changes a, then throws',
+      forRange(view) {
+        const inner = STRATEGIES['lowest-free'].forRange(view);
+        let first = made++ === 0; // a's range is made first
+        return {
+          choose(out) {
+            if (first) {
+              first = false;
+              change(source, what, 'a');
+              throw own;
+            }
+            return inner.choose(out);
+          },
+        };
+      },
+    };
+    const store = new FaultyMemoryStore();
+    const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered', strategy });
+    onTestFinished(() => meta.destroy());
+    expect(await rejection(meta.allocateNext())).toBe(own);
+    expect(store.createCalls).toBe(0);
   });
 });
