@@ -1,9 +1,9 @@
 // A MetaAllocator's range whose ServiceCIDR is deleted, or marked for deletion, while a call of
 // the MetaAllocator is at work in it: during a create that collides (the range stops: the call
-// goes on to the next range), and a strategy's own error thrown as it takes its range out of
-// allocation.
+// goes on to the next range), during its strategy's choice in a dry run (a dry run chooses
+// nothing), and a strategy's own error thrown as it takes its range out of allocation.
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
@@ -68,6 +68,66 @@ describe("MetaAllocator.allocateNext: a create that collides while its range's S
     expect(store.createCalls).toBe(1);
     expect(store.records()).toEqual([]);
   });
+});
+
+/** 'lowest-free', running `act` once, when armed, as the first of forRange, choose or taken is called. */
+function acting(act: () => void): { strategy: AllocationStrategy; arm: () => void; ran: () => boolean } {
+  let armed = false;
+  let ran = false;
+  const once = () => {
+    if (!armed) return;
+    armed = false;
+    ran = true;
+    act();
+  };
+  const strategy: AllocationStrategy = {
+    name: 'acting as it chooses',
+    forRange(view) {
+      once();
+      const inner = STRATEGIES['lowest-free'].forRange(view);
+      return {
+        choose(out) {
+          once();
+          return inner.choose(out);
+        },
+        taken(hi, lo) {
+          once();
+          inner.taken?.(hi, lo);
+        },
+      };
+    },
+  };
+  return { strategy, arm: () => (armed = true), ran: () => ran };
+}
+
+describe("MetaAllocator's dry run and a strategy that deletes its own ServiceCIDR, or marks it for deletion, as it chooses", () => {
+  const cases = CHANGES.flatMap((what) =>
+    RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [what, policy, syncOps] as const)),
+  );
+
+  it.each(cases)(
+    '%s (policy %s, synchronous store operations %s): the dry run chooses nothing, so its strategy is not called and the range stays',
+    async (what, policy, syncOps) => {
+      const source = sourceOf(['a', 'b']);
+      const { strategy, arm, ran } = acting(() => change(source, what, 'a'));
+      const store = new FaultyMemoryStore({ syncOps });
+      const meta = new MetaAllocator('IPv4', source, { store, policy, strategy, random: { nextU32: () => 0 } });
+      onTestFinished(() => meta.destroy());
+      const dry = meta.dryRun();
+      arm();
+      expect(await dry.allocateNext()).toBe('10.96.0.0'); // upstream's dry run: the network address of the range
+      await dry.allocate('10.96.0.5');
+      expect(ran()).toBe(false);
+      expect(store.createCalls).toBe(0);
+      expect(meta.ranges().map((r) => [r.cidr, r.ready])).toEqual([
+        ['10.96.0.0/28', true],
+        ['10.97.0.0/28', true],
+      ]);
+      // the real call then meets the strategy's change, and goes on to b
+      expect(hostOf('10.97.0.0/28', await meta.allocateNext())).toBe(true);
+      expect(ran()).toBe(true);
+    },
+  );
 });
 
 // On a store with synchronous operations a range answers "not ready" with null, never with a
