@@ -46,7 +46,9 @@
 //   order, let the ranges give held addresses back early. A range whose strategy or random
 //   source deletes its ServiceCIDR, or marks it for deletion, while it chooses takes nothing:
 //   the call goes on as if the range had gone before it (refuseIfRangeLeft); upstream hands out
-//   no address from a ServiceCIDR being deleted.
+//   no address from a ServiceCIDR being deleted. A create already sent when the ServiceCIDR is
+//   deleted or marked stands, as upstream's: the call answers its address, which stays allocated
+//   until released (in a cluster the ServiceCIDR's finalizer waits for it).
 // * A range whose Allocator cannot be built for lack of WASM memory is skipped, and built at a
 //   later call once it may fit (retryForMemory). Meanwhile a call only it could have served
 //   answers OutOfMemoryError, which says what to do, instead of ErrFull or ErrMismatchedNetwork.
@@ -339,6 +341,11 @@ const TWO53_BIG = 9007199254740992n;
 /**
  * One family's allocator over every ServiceCIDR of a source (upstream's cidrallocator.go): a
  * range per CIDR, following the source as ServiceCIDRs are added, become ready and are deleted.
+ * allocate and allocateNext check that a range may allocate before each create they send to the
+ * store (allocateNext before each address it tries); a create already sent when the range's
+ * ServiceCIDR is deleted or marked for deletion is not undone: the call resolves with its
+ * address, allocated until released, as upstream's (has, forEach and used() count it, release
+ * deletes it; in a cluster the ServiceCIDR's finalizer waits for it).
  */
 export class MetaAllocator implements IPAllocator, Disposable {
   /** Makes postMessage refuse the MetaAllocator, saying why (SAME_THREAD); first, so it is read first. */

@@ -1,7 +1,8 @@
 // A MetaAllocator's range whose ServiceCIDR is deleted, or marked for deletion, while a call of
-// the MetaAllocator is at work in it: during a create that collides (the range stops: the call
-// goes on to the next range), during its strategy's choice in a dry run (a dry run chooses
-// nothing), and a strategy's own error thrown as it takes its range out of allocation.
+// the MetaAllocator is at work in it: during the create that takes the address (the address is
+// allocated, as upstream's, and stays until released), during a create that collides (the range
+// stops: the call goes on to the next range), during its strategy's choice in a dry run (a dry
+// run chooses nothing), and a strategy's own error thrown as it takes its range out of allocation.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { STRATEGIES } from '../adapters/builtin-strategies.ts';
@@ -10,6 +11,7 @@ import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { ErrFull, ErrNotReady } from '../adapters/errors.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { hostOf, rejection } from './helpers.ts';
 
 type Change = 'deleted' | 'marked for deletion';
@@ -37,6 +39,62 @@ function change(source: InMemoryServiceCIDRs, what: Change, name: string): void 
   if (what === 'deleted') source.deleteServiceCIDR(name);
   else source.markDeleting(name);
 }
+
+describe("MetaAllocator: a create in flight when its range's ServiceCIDR is deleted or marked for deletion", () => {
+  const calls = ['allocateNext', 'allocate'] as const;
+  const cases = CHANGES.flatMap((what) => calls.map((call) => [what, call] as const));
+
+  /** The call's address once it resolves, and what the MetaAllocator says of it then. */
+  async function afterwards(meta: MetaAllocator, store: { records(): IPAddressRecord[] } | null, ip: string, what: Change) {
+    expect(hostOf('10.96.0.0/28', ip)).toBe(true);
+    if (store !== null) expect(store.records().map((r) => r.name)).toEqual([ip]);
+    expect(await meta.has(ip)).toBe(true);
+    expect(meta.used()).toBe(1);
+    const listed: string[] = [];
+    meta.forEach((a) => listed.push(a));
+    expect(listed).toEqual([ip]);
+    expect(meta.ranges().map((r) => [r.cidr, r.ready])).toEqual(what === 'deleted' ? [] : [['10.96.0.0/28', false]]);
+    // the range takes nothing more, and the address goes with a release
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(what === 'deleted' ? ErrFull : ErrNotReady);
+    await meta.release(ip);
+    expect(await meta.has(ip)).toBe(false);
+    expect(meta.used()).toBe(0);
+  }
+
+  it.each(cases)('%s during a synchronous create of %s: the address is allocated, and stays until released', async (what, call) => {
+    const source = sourceOf(['a']);
+    const store = new HookedStore();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    onTestFinished(() => meta.destroy());
+    store.onCreate = () => change(source, what, 'a');
+    const ip = await (call === 'allocateNext' ? meta.allocateNext() : meta.allocate('10.96.0.5').then(() => '10.96.0.5'));
+    await afterwards(meta, store, ip, what);
+  });
+
+  it.each(cases)('%s while a create of %s waits for the store: the address is allocated, and stays until released', async (what, call) => {
+    const source = sourceOf(['a']);
+    const store = new GatedStore();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    onTestFinished(() => meta.destroy());
+    const pending = call === 'allocateNext' ? meta.allocateNext() : meta.allocate('10.96.0.5').then(() => '10.96.0.5');
+    await quiesce();
+    expect(store.waiting).toHaveLength(1);
+    change(source, what, 'a');
+    store.open(0); // the request
+    await quiesce();
+    store.open(0); // the reply
+    const ip = await pending;
+    // the release's delete waits at the gates too: opened as they come
+    const opening = setInterval(() => {
+      if (store.waiting.length > 0) store.open(0);
+    }, 1);
+    try {
+      await afterwards(meta, null, ip, what);
+    } finally {
+      clearInterval(opening);
+    }
+  });
+});
 
 describe("MetaAllocator.allocateNext: a create that collides while its range's ServiceCIDR is deleted or marked for deletion", () => {
   const cases = CHANGES.flatMap((what) => [true, false].map((syncOps) => [what, syncOps] as const));
