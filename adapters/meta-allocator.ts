@@ -616,19 +616,23 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * What allocate(ip) checks before its store call: not destroyed, a ready range holds the
-   * address (ErrMismatchedNetwork, ErrNotReady, OutOfMemoryError as allocate answers them;
-   * InvalidAddressError), then that range's own checks (its allocator's CHECK_ALLOCATE: ErrNotReady
-   * while the store has not synced). Every range holding it asks the one store, so the first in
-   * creation order answers for the one allocate would draw. Nothing is checked when allocate is
-   * overridden. See CHECK_ALLOCATE. @internal for DualStackAllocator
+   * What allocate(ip) checks before its store call, whichever range it draws: not destroyed, a
+   * ready range holds the address (ErrMismatchedNetwork, ErrNotReady, OutOfMemoryError as
+   * allocate answers them; InvalidAddressError), then what every such range answers alike — the
+   * first in creation order asked for them (its allocator's checkAllocate: ErrNotReady while the
+   * store has not synced): they share the store, their readiness and the address. A range's one
+   * answer of its own, its refusal of a call from inside its strategy, is not asked here: allocate
+   * meets it in the range it draws, before its store call (a DualStackAllocator's IPv4 address is
+   * taken synchronously, before any record exists; its IPv6 address after an await, no longer
+   * inside the strategy). Nothing is checked when allocate is overridden. See CHECK_ALLOCATE.
+   * @internal for DualStackAllocator
    */
   [CHECK_ALLOCATE](ip: string): void {
     if (this.allocate !== MetaAllocator.prototype.allocate) return;
     this.live();
     const e = this.route(ip, true);
     if (e === null) throw this.unallocatable(ip);
-    e.allocator[CHECK_ALLOCATE](ip);
+    e.allocator.checkAllocate(ip);
   }
 
   /**
