@@ -36,10 +36,14 @@ import {
 import { type IPAllocator, type IPFamily, readOnlyFields } from './types.ts';
 import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
-/** The addresses of one Service. */
+/**
+ * The addresses of one Service, as allocate and allocateNext answer them: frozen (its `ips` and
+ * `families` too), as a store's records are, so that whoever it is handed on to reads what the
+ * pair answered; copy it to change it (`{ ...answer }`, `[...answer.ips]`).
+ */
 export interface DualStackIPs {
-  IPv4?: string | undefined;
-  IPv6?: string | undefined;
+  readonly IPv4?: string | undefined;
+  readonly IPv6?: string | undefined;
   /** The addresses in family order (what Service.spec.clusterIPs holds). */
   readonly ips: readonly string[];
   /** The families in that order (Service.spec.ipFamilies). */
@@ -634,10 +638,11 @@ function ipv4First<T>(families: readonly IPFamily[], values: readonly T[]): T[] 
   return families.length === 2 && families[0] === 'IPv6' ? [values[1]!, values[0]!] : [...values];
 }
 
+/** The answer of an allocation (DualStackIPs), frozen: `ips` and `families` in the caller's order. */
 function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
-  const r: DualStackIPs = { ips, families: [...families] };
+  const r: { -readonly [K in keyof DualStackIPs]: DualStackIPs[K] } = { ips: Object.freeze(ips), families: Object.freeze([...families]) };
   for (let i = 0; i < ips.length; i++) r[families[i]!] = ips[i]!;
-  return r;
+  return Object.freeze(r);
 }
 
 /**

@@ -1367,3 +1367,39 @@ describe('DualStackAllocator.release: what allocate returned, or an array, and n
     ds.destroy();
   });
 });
+
+// An answer is the Service's addresses, as a record is an address's: it comes frozen, its `ips`
+// and `families` too, so code it is handed on to reads what the pair answered (a record and a
+// ServiceCIDR come frozen for the same reason). A copy (`{ ...answer }`, `[...answer.ips]`) is
+// the caller's to change.
+describe('what allocate and allocateNext answer is frozen', () => {
+  /** What a caller might do to an answer it was given. */
+  const CHANGES: { name: string; change: (r: DualStackIPs) => void }[] = [
+    { name: 'replace its IPv4', change: (r) => ((r as { IPv4?: string }).IPv4 = '10.0.0.99') },
+    { name: 'add an IPv6', change: (r) => ((r as { IPv6?: string }).IPv6 = 'fd00::99') },
+    { name: 'replace its ips', change: (r) => ((r as unknown as { ips: string[] }).ips = ['10.0.0.99']) },
+    { name: 'change an address of ips', change: (r) => ((r.ips as string[])[0] = '10.0.0.99') },
+    { name: 'add to ips', change: (r) => (r.ips as string[]).push('fd00::99') },
+    { name: 'change a family', change: (r) => ((r.families as string[])[0] = 'IPv6') },
+    { name: 'define an IPv4 over it', change: (r) => Object.defineProperty(r, 'IPv4', { value: '10.0.0.98' }) },
+  ];
+
+  it.each([
+    ['allocate', (ds: DualStackAllocator) => ds.allocate(['fd00::5', '10.0.0.5'])],
+    ['allocateNext of one family', (ds: DualStackAllocator) => ds.allocateNext(null, ['IPv4'])],
+    [
+      "a dry-run pair's allocate",
+      (ds: DualStackAllocator) => new DualStackAllocator(ds.ipv4.dryRun(), ds.ipv6.dryRun()).allocate(['10.0.0.6']),
+    ],
+  ])('%s: every change throws TypeError, the answer reads as before, and release takes it', async (_, call) => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24'), Allocator.create('fd00::/120'));
+    const answer = await call(ds);
+    const before = JSON.stringify(answer);
+    for (const c of CHANGES) expect(() => c.change(answer), c.name).toThrow(TypeError);
+    expect([Object.isFrozen(answer), Object.isFrozen(answer.ips), Object.isFrozen(answer.families)]).toEqual([true, true, true]);
+    expect(JSON.stringify(answer)).toBe(before);
+    await ds.release(answer);
+    for (const [i, ip] of answer.ips.entries()) expect(await ds.allocator(answer.families[i]!).has(ip)).toBe(false);
+    ds.destroy();
+  });
+});
