@@ -150,6 +150,69 @@ export class IPAllocatorError extends Error {
     // V8 gives the error an own, non-enumerable `stack` either way: this keeps it so
     if (skipped) this.stack = `${this.name}: ${message}`;
   }
+
+  /**
+   * What `JSON.stringify` writes for the error, for a log line: its `name`, `message` and `code`,
+   * then its own fields (`ip` and `validRange` of ErrNotInRange, `causes` of InvalidRecordError,
+   * …, and any you set on it), then its `cause` when it has one; never its `stack`. A value JSON
+   * cannot hold as it is (a bigint, a symbol, a function, NaN, an object of a class) is written as
+   * the message quotes it (`5n`, `a Map`); an error (a `cause`, a `lastError`) as its name,
+   * message and code; a field whose reading throws, as one that does. It never throws.
+   */
+  toJSON(this: object): { name: string; message: string; code: IPAllocatorErrorCode; cause?: unknown } & Record<string, unknown>;
+  toJSON(this: IPAllocatorError): { name: string; message: string; code: IPAllocatorErrorCode; cause?: unknown } & Record<string, unknown> {
+    const json: ReturnType<IPAllocatorError['toJSON']> = {
+      name: this.name,
+      message: this.message,
+      code: this.code,
+    };
+    for (const key of Object.keys(this)) {
+      if (key === 'name' || key === 'message' || key === 'code' || key === 'stack' || key === 'cause') continue;
+      json[key] = jsonField(this, key, 0);
+    }
+    if (Object.hasOwn(this, 'cause')) json.cause = jsonField(this, 'cause', 0);
+    return json;
+  }
+}
+
+/** How deep toJSON writes arrays and plain objects inside a field; deeper ones are described. */
+const JSON_DEPTH = 4;
+
+/** The field `key` of `o` as toJSON writes it (jsonValue), or its reading's failure described. */
+function jsonField(o: object, key: string, depth: number): unknown {
+  let value: unknown;
+  try {
+    value = (o as Record<string, unknown>)[key];
+  } catch {
+    return 'a value that throws when read';
+  }
+  return jsonValue(value, depth);
+}
+
+/**
+ * `value` as JSON holds it: text, booleans, null, finite numbers and undefined (left out) as they
+ * are; an error as its name, message and code; an array or a plain object field by field, down
+ * to JSON_DEPTH (a loop of objects ends there); anything else described as quoteInput does.
+ */
+function jsonValue(value: unknown, depth: number): unknown {
+  if (value === null || value === undefined || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : quoteInput(value);
+  if (typeof value !== 'object' || depth >= JSON_DEPTH) return quoteInput(value);
+  try {
+    if (value instanceof Error) {
+      const code: unknown = (value as { code?: unknown }).code;
+      const kept = typeof code === 'string' || typeof code === 'number' ? { code } : {};
+      return { name: String(value.name), message: String(value.message), ...kept };
+    }
+    if (Array.isArray(value)) return value.map((v) => jsonValue(v, depth + 1));
+    const prototype: unknown = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) return quoteInput(value);
+    const fields: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) fields[key] = jsonField(value, key, depth + 1);
+    return fields;
+  } catch {
+    return quoteInput(value); // a Proxy whose traps throw, or a revoked one
+  }
 }
 
 /**

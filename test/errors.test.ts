@@ -1,22 +1,22 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import {
-  type AlreadyExistsError,
+  AlreadyExistsError,
   ErrAllocated,
-  type ErrDestroyed,
+  ErrDestroyed,
   ErrFull,
-  type ErrMismatchedNetwork,
+  ErrMismatchedNetwork,
   ErrNotInRange,
-  type ErrNotReady,
+  ErrNotReady,
   InvalidAddressError,
   InvalidArgumentError,
   InvalidCIDRError,
-  type InvalidRangeError,
-  type InvalidRecordError,
+  InvalidRangeError,
+  InvalidRecordError,
   IPAllocatorError,
   type IPAllocatorErrorCode,
-  type NotFoundError,
-  type OutOfMemoryError,
+  NotFoundError,
+  OutOfMemoryError,
 } from '../adapters/errors.ts';
 import { quoteInput } from '../adapters/quote.ts';
 import { Allocator } from '../adapters/allocator.ts';
@@ -24,8 +24,8 @@ import { canonicalAddr } from '../adapters/address.ts';
 import { Range } from '../adapters/range.ts';
 import { validateServiceCIDRSpec } from '../adapters/service-cidrs.ts';
 import { checkParentRef } from '../adapters/records.ts';
-import { SyncBlockedError, type SyncDeniedError, SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
-import type { KubeconfigCredentialError } from '../adapters/kubernetes/user-checks.ts';
+import { KubernetesApiError, SyncBlockedError, SyncDeniedError, SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
+import { KubeconfigCredentialError } from '../adapters/kubernetes/user-checks.ts';
 import { StillAllocatedError } from '../adapters/dual-stack.ts';
 
 const limit = Error.stackTraceLimit;
@@ -616,5 +616,146 @@ describe("docs/api.md's table of error codes", () => {
       if (row === undefined || !row.split('|')[2]!.includes(`'${code}'`)) missing.push(`${name} (${code})`);
     }
     expect(missing).toEqual([]);
+  });
+});
+
+// Found by a user logging errors as JSON: JSON.stringify(error) gave its name and code, never its
+// message (an Error's own message is not enumerable), and threw for an address given as a bigint.
+describe('JSON.stringify of an error', () => {
+  const apiError = new KubernetesApiError('list', 'ipaddresses', undefined, 503, { reason: 'ServiceUnavailable' }, 'unavailable');
+  /** [class, an error of it, what JSON.stringify writes for it] */
+  const ROWS: [string, () => IPAllocatorError, object][] = [
+    ['IPAllocatorError', () => new IPAllocatorError('no prom-client'), {}],
+    ['ErrFull', () => new ErrFull(), {}],
+    ['ErrAllocated', () => new ErrAllocated(), {}],
+    ['ErrMismatchedNetwork', () => new ErrMismatchedNetwork('10.1.0.1'), {}],
+    ['ErrNotReady', () => new ErrNotReady('setReady(false) holds it'), {}],
+    ['ErrNotInRange', () => new ErrNotInRange('10.1.0.1', '10.0.0.0/24'), { ip: '10.1.0.1', validRange: '10.0.0.0/24' }],
+    ['InvalidAddressError', () => new InvalidAddressError('10.0.0.x', 'bad octet'), { input: '10.0.0.x', reason: 'bad octet' }],
+    ['InvalidCIDRError', () => new InvalidCIDRError('10.0.0.0/33', 'bad bits'), { input: '10.0.0.0/33', reason: 'bad bits' }],
+    ['InvalidRangeError', () => new InvalidRangeError('too large', 'invalid address []'), { reason: 'too large' }],
+    ['InvalidArgumentError', () => new InvalidArgumentError('count must be a number'), {}],
+    [
+      'OutOfMemoryError',
+      () => new OutOfMemoryError('a new index', { requested: 65536, reason: 'limit', limit: 131072, free: 4096, inUse: 8192 }),
+      { requested: 65536, reason: 'limit', limit: 131072, free: 4096, inUse: 8192 },
+    ],
+    ['AlreadyExistsError', () => new AlreadyExistsError('10.0.0.5'), { resourceName: '10.0.0.5' }],
+    ['NotFoundError', () => new NotFoundError('10.0.0.5'), { resourceName: '10.0.0.5' }],
+    ['ErrDestroyed', () => new ErrDestroyed('Allocator 10.0.0.0/24'), { target: 'Allocator 10.0.0.0/24' }],
+    [
+      'InvalidRecordError',
+      () => new InvalidRecordError('10.0.0.09', ['metadata.name: Invalid value']),
+      { resourceName: '10.0.0.09', causes: ['metadata.name: Invalid value'] },
+    ],
+    [
+      'StillAllocatedError',
+      () => new StillAllocatedError('10.0.0.5', 'IPv4', { error: new NotFoundError('10.0.0.5') }),
+      {
+        ip: '10.0.0.5',
+        family: 'IPv4',
+        cause: { name: 'NotFoundError', message: new NotFoundError('10.0.0.5').message, code: 'ERR_NOT_FOUND' },
+      },
+    ],
+    [
+      'SyncTimeoutError',
+      () => new SyncTimeoutError('KubernetesStore', 'ipaddresses', 1000, apiError),
+      {
+        target: 'KubernetesStore',
+        timeoutMs: 1000,
+        lastError: { name: 'KubernetesApiError', message: apiError.message, code: 503 },
+        cause: { name: 'KubernetesApiError', message: apiError.message, code: 503 },
+      },
+    ],
+    [
+      'SyncDeniedError',
+      () =>
+        new SyncDeniedError(
+          'KubernetesStore',
+          'ipaddresses',
+          'Requires net access, run again with the --allow-net flag',
+          new Error('list: denied'),
+        ),
+      {
+        target: 'KubernetesStore',
+        flag: '--allow-net',
+        lastError: { name: 'Error', message: 'list: denied' },
+        cause: { name: 'Error', message: 'list: denied' },
+      },
+    ],
+    [
+      'SyncBlockedError',
+      () => new SyncBlockedError('KubernetesStore', 'ipaddresses', 'http://10.0.0.1:6000', '6000', new Error('bad port')),
+      {
+        target: 'KubernetesStore',
+        server: 'http://10.0.0.1:6000',
+        port: '6000',
+        lastError: { name: 'Error', message: 'bad port' },
+        cause: { name: 'Error', message: 'bad port' },
+      },
+    ],
+    [
+      'KubeconfigCredentialError',
+      () => new KubeconfigCredentialError('admin', 'returned no token', 'context "prod" of the kubeconfig "/k"'),
+      { user: 'admin', reason: 'returned no token', kubeconfig: 'context "prod" of the kubeconfig "/k"' },
+    ],
+  ];
+
+  it.each(ROWS)('%s: its name, message and code, then its own fields, never its stack', (name, make, fields) => {
+    const e = make();
+    expect(e.name).toBe(name);
+    const written = JSON.stringify(e);
+    expect(JSON.parse(written)).toEqual({ name, message: e.message, code: e.code, ...fields });
+    expect(Object.keys(JSON.parse(written)).slice(0, 3)).toEqual(['name', 'message', 'code']);
+    expect(written).not.toContain('stack');
+    expect(JSON.parse(JSON.stringify({ err: e })).err.message).toBe(e.message); // as a logger nests it
+  });
+
+  it('the rows cover every error class the package exports', async () => {
+    const exported = { ...(await import('../adapters/index.ts')), ...(await import('../adapters/kubernetes/index.ts')) };
+    const classes = Object.entries(exported)
+      .filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error)
+      .map(([name]) => name);
+    // KubernetesApiError is a store's error passing through, not one of these: its fields are client-node's
+    expect(classes.filter((c) => c !== 'KubernetesApiError').sort()).toEqual(ROWS.map(([name]) => name).sort());
+  });
+
+  it('a value JSON cannot hold is written as the message quotes it, and nothing makes it throw', () => {
+    class Owner {}
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const loop: { name: string; self?: unknown } = { name: 'a' };
+    loop.self = loop;
+    const cases: [unknown, unknown][] = [
+      [5n, '5n'],
+      [Symbol('zone'), 'Symbol(zone) (symbol)'],
+      [Number.NaN, 'NaN (number)'],
+      [new Owner(), quoteInput(new Owner())],
+      [revoked.proxy, quoteInput(revoked.proxy)],
+      [
+        ['10.0.0.1', 2n],
+        ['10.0.0.1', '2n'],
+      ],
+      [loop, { name: 'a', self: { name: 'a', self: { name: 'a', self: { name: 'a', self: quoteInput(loop) } } } }],
+    ];
+    for (const [input, written] of cases) {
+      const e = new InvalidAddressError(input, 'not a string');
+      expect(JSON.parse(JSON.stringify(e)).input, String(written)).toEqual(written);
+    }
+    const own = new ErrFull();
+    Object.defineProperty(own, 'requestId', { enumerable: true, get: () => 'r-1' });
+    Object.defineProperty(own, 'broken', {
+      enumerable: true,
+      get: () => {
+        throw new Error('no');
+      },
+    });
+    expect(JSON.parse(JSON.stringify(own))).toEqual({
+      name: 'ErrFull',
+      message: 'range is full',
+      code: 'ERR_RANGE_FULL',
+      requestId: 'r-1',
+      broken: 'a value that throws when read',
+    });
   });
 });

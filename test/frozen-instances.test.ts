@@ -19,6 +19,8 @@ import {
 } from '../adapters/index.ts';
 import { seededRandom } from '../adapters/core.ts';
 import type { Cooling } from '../adapters/cooling.ts';
+import * as entry from '../adapters/index.ts';
+import * as kubernetes from '../adapters/kubernetes/index.ts';
 import { KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
@@ -281,6 +283,15 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
       close: (o: KubernetesServiceCIDRs) => o.close(),
     },
   ],
+  // each error class: toJSON is its one method. Made with the same arguments, enough for any of
+  // their constructors (text first, an Error last): their values do not matter here
+  ...Object.entries({ ...entry, ...kubernetes })
+    .filter(([, v]) => v === entry.IPAllocatorError || (typeof v === 'function' && v.prototype instanceof entry.IPAllocatorError))
+    .map(([name, type]): (typeof ROWS)[number] => [
+      name,
+      () => new (type as new (...args: unknown[]) => object)('x', 'IPv4', 1, new Error('last'), new Error('last')),
+      { toJSON: (o: { toJSON(): unknown }) => o.toJSON() },
+    ]),
 ];
 
 describe('a frozen instance keeps working', () => {
