@@ -544,7 +544,9 @@ function stopSearches(allocator: IPAllocator): void {
 /**
  * Throws what `allocator.allocate(ip)` would throw before its store call, when the allocator can
  * say (CHECK_ALLOCATE: every allocator of this package whose allocate is its own); an allocator
- * of your own is left to its allocate.
+ * of your own is left to its allocate. For a MetaAllocator that is what every range it may use
+ * answers alike (ready, holding the address): a range's refusal of a call made from inside its
+ * own strategy is left to allocate, which may use another range.
  */
 function checkAllocate(allocator: IPAllocator, ip: string): void {
   const check: unknown = (allocator as { [CHECK_ALLOCATE]?: unknown })[CHECK_ALLOCATE];
