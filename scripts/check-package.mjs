@@ -461,7 +461,7 @@ step('bundled (esbuild): Range alone leaves the allocators out; ipallocator/metr
   // the modules whose code the bundle holds (metafile.inputs lists every module read, dropped ones too)
   const inputs = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs).filter((f) => o.inputs[f].bytesInOutput > 0));
   const unused = inputs.filter((f) =>
-    /dist\/adapters\/(allocator|meta-allocator|memory-store|dual-stack|reference-allocator)\.js$/.test(f),
+    /dist\/adapters\/(allocator|meta-allocator|memory-store|dual-stack(-arguments)?|reference-allocator)\.js$/.test(f),
   );
   if (unused.length > 0) throw new Error(`a bundle of Range alone holds ${unused.join(', ')}`);
   esbuild.buildSync({
