@@ -76,3 +76,47 @@ describe('the speed rows', () => {
     }
   });
 });
+
+describe("legacy-bitmap's speed on a /64", () => {
+  // Regression: under "/64, 100,000 held" legacy-bitmap was timed on its window, the /64's first
+  // 65,535 addresses, which held almost none of the 100,000 random addresses: an empty window
+  // timed under a header that said it held 100,000.
+  const legacy = { label: 'legacy-bitmap', strategy: 'legacy-bitmap' as const };
+  const upstream = { label: 'upstream', strategy: 'upstream' as const };
+
+  it('is not applicable with random addresses held, and says why', () => {
+    const rows = speeds([upstream, legacy], 50, [['fd00:10:96::/64', 300, false, 1]]);
+    expect(rows[0]).toMatchObject({ strategy: 'upstream', held: 300 });
+    expect(rows[0]!.nsPerOp).toBeGreaterThan(0);
+    expect(rows[1]).toEqual({
+      strategy: 'legacy-bitmap',
+      range: 'fd00:10:96::/64',
+      fill: 300,
+      held: 300,
+      notApplicable: expect.stringContaining('65,535'),
+    });
+  });
+
+  it('is timed when the held addresses are its own choices, inside its window', () => {
+    const [row] = speeds([legacy], 50, [['fd00:10:96::/64', 100, true, 1]]);
+    expect(row).toMatchObject({ strategy: 'legacy-bitmap', held: 100, restart: true });
+    expect(row!.nsPerOp).toBeGreaterThan(0);
+    expect(row!.notApplicable).toBeUndefined();
+  });
+
+  it('is a "not applicable" cell on the page, with the reason under the table', () => {
+    const reason = 'its window is the first 65,535 addresses of the /64';
+    const page = markdown(
+      {
+        ...empty,
+        speed: [
+          { strategy: 'upstream', range: 'fd00::/64', fill: 9, held: 9, nsPerOp: 300, spread: 2 },
+          { strategy: 'legacy-bitmap', range: 'fd00::/64', fill: 9, held: 9, notApplicable: reason },
+        ],
+      },
+      'out/s',
+    );
+    expect(page).toContain('| legacy-bitmap | not applicable¹ |');
+    expect(page).toContain(`¹ legacy-bitmap, fd00::/64 9 held: ${reason}`);
+  });
+});

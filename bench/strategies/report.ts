@@ -4,20 +4,37 @@ import { basename } from 'node:path';
 import type { conditions } from '../conditions.ts';
 import type { Measures } from './sim.ts';
 
-/** One speed case: ns per Range.allocateNext + release of one strategy with the fill held. */
-export interface Speed {
+/**
+ * One speed case of one strategy: ns per Range.allocateNext + release with the fill held, or why the
+ * case does not apply to the strategy (legacy-bitmap among random addresses on a /64).
+ */
+export type Speed = SpeedRowCase & (Timed | NotApplicable);
+
+/** What a speed row says of its case. */
+interface SpeedRowCase {
   strategy: string;
   range: string;
   /** The fill asked for: a share of the range (≤ 1), or a count of addresses (> 1). */
   fill: number;
-  /** The addresses the range held while it was timed. */
+  /** The addresses the range held while it was timed (or would have held). */
   held: number;
   /** The fill was made by the same strategy with the same seed, as a process restarted with a fixed seed would. */
   restart?: boolean;
+}
+
+interface Timed {
   /** The median of the samples (5 timings of the same number of operations each). */
   nsPerOp: number;
   /** The samples' median absolute deviation, in % of the median (bench/measure.ts's spread). */
   spread: number;
+  notApplicable?: undefined;
+}
+
+interface NotApplicable {
+  /** Why the strategy was not timed on this case. */
+  notApplicable: string;
+  nsPerOp?: undefined;
+  spread?: undefined;
 }
 
 /** Everything a run measured: the JSON file as written. */
@@ -74,6 +91,13 @@ const QUALITY_HEAD = [
   'static blocked by dynamic / 1000',
   'full',
 ];
+
+const SUPERSCRIPTS = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+
+/** The footnote mark `n` (1 → ¹, 12 → ¹²). */
+function mark(n: number): string {
+  return [...String(n)].map((d) => SUPERSCRIPTS[Number(d)]).join('');
+}
 
 /**
  * The page written as `<out>.md`, `out` the run's path prefix: it shows the charts written beside
@@ -137,26 +161,24 @@ export function markdown(r: Results, out: string): string {
   lines.push('## Speed: Range.allocateNext + release with the fill held (median of 5 ± their median absolute deviation, per operation)');
   lines.push('');
   const strategies = [...new Set(r.speed.map((s) => s.strategy))];
-  const cases = [
-    ...new Set(
-      r.speed.map(
-        (s) => `${s.range} ${s.fill >= 1 ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}${s.restart ? ' (seeded restart)' : ''}`,
-      ),
-    ),
-  ];
+  const caseOf = (s: Speed): string =>
+    `${s.range} ${s.fill >= 1 ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}${s.restart ? ' (seeded restart)' : ''}`;
+  const cases = [...new Set(r.speed.map(caseOf))];
+  const notes: string[] = [];
+  const cell = (s: Speed): string => {
+    if (s.notApplicable !== undefined) {
+      notes.push(`${mark(notes.length + 1)} ${s.strategy}, ${caseOf(s)}: ${s.notApplicable}.`);
+      return `not applicable${mark(notes.length)}`;
+    }
+    return `${s.nsPerOp >= 1000 ? `${(s.nsPerOp / 1000).toFixed(2)} µs` : `${s.nsPerOp.toFixed(0)} ns`} ±${s.spread.toFixed(0)}%`;
+  };
   lines.push(
     table(
       ['strategy', ...cases],
-      strategies.map((st) => [
-        st,
-        ...r.speed
-          .filter((s) => s.strategy === st)
-          .map(
-            (s) => `${s.nsPerOp >= 1000 ? `${(s.nsPerOp / 1000).toFixed(2)} µs` : `${s.nsPerOp.toFixed(0)} ns`} ±${s.spread.toFixed(0)}%`,
-          ),
-      ]),
+      strategies.map((st) => [st, ...r.speed.filter((s) => s.strategy === st).map(cell)]),
     ),
   );
   lines.push('');
+  for (const note of notes) lines.push(note, '');
   return `${lines.join('\n')}\n`;
 }
