@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type Measures, simulate, type Workload } from '../bench/strategies/sim.ts';
 import { STRATEGY_NAMES } from '../adapters/builtin-strategies.ts';
 import { DEFAULT_SEED, strategiesArgs } from '../bench/strategies/args.ts';
+import { workloads } from '../bench/strategies/workloads.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -133,6 +134,42 @@ describe('the simulator', () => {
     expect(m.rangeShare).toEqual([6 / 8, 2 / 8]);
     expect(m.full).toBe(0);
   });
+
+  // Regression: the measures named their workload only ("load 0.9", "ServiceCIDRs weighted"), so a
+  // script reading the results had to parse those names for the load and the policy.
+  it('reports the load and the policy as values beside the workload name', () => {
+    const spec = { label: 'upstream', strategy: 'upstream' as const };
+    const small = { ...churn, creates: 300 };
+    expect(simulate({ ...small, load: 0.9 }, spec, 1)).toMatchObject({ workload: 'churn', load: 0.9, policy: 'weighted' });
+    // one range: no policy; no load given (a script): null
+    expect(simulate({ ...small, cidrs: ['10.0.0.0/24'], load: 0.5 }, spec, 1)).toMatchObject({ load: 0.5, policy: null });
+    expect(simulate({ ...small, policy: undefined }, spec, 1)).toMatchObject({ load: null, policy: 'upstream' });
+  });
+});
+
+describe("bench:strategies's workloads", () => {
+  for (const quick of [false, true]) {
+    const w = workloads(quick);
+    it(`${quick ? 'quick' : 'full'} run: each says its load as a number and its policy as a name`, () => {
+      for (const s of w.sweep) expect(s.name).toBe(`load ${s.load}`);
+      expect(w.sweep.length).toBe(quick ? 3 : 7);
+      expect(w.burst.load).toBe(0.5);
+      expect(w.serviceCIDRs.map((s) => [s.name, s.policy, s.load])).toEqual([
+        ['ServiceCIDRs upstream', 'upstream', 0.8],
+        ['ServiceCIDRs ordered', 'ordered', 0.8],
+        ['ServiceCIDRs weighted', 'weighted', 0.8],
+      ]);
+      expect(w.ipv6.load! * 2 ** 64).toBe(20_000);
+    });
+
+    it(`${quick ? 'quick' : 'full'} run: the arrival rate offers the load named (arrivals × mean lifetime ÷ addresses)`, () => {
+      // the rates the committed results were made with: one /22 (1,022), a /20 (4,094), /24 + /24 + /23 (1,018)
+      for (const s of w.sweep) expect(s.ratePerS).toBe((s.load! * 1022) / 600);
+      expect(w.burst.ratePerS).toBe((0.5 * 4094) / 3600);
+      for (const s of w.serviceCIDRs) expect(s.ratePerS).toBe((0.8 * 1018) / 600);
+      expect(w.ipv6.ratePerS).toBe(20_000 / 600);
+    });
+  }
 });
 
 describe('npm run bench:strategies: its flags', () => {

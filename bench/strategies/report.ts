@@ -142,7 +142,7 @@ export function markdown(r: Results, out: string): string {
         'full',
       ],
       r.serviceCIDRs.map((m) => [
-        m.workload.replace('ServiceCIDRs ', ''),
+        m.policy ?? '—',
         m.strategy,
         f2(m.meanFill),
         f2(m.collisionsPer1000),

@@ -5,7 +5,7 @@
 // bench/results/strategies.* (--quick: a CI-sized run, and --seed another seed, into
 // $TMPDIR/ipallocator-bench/; bench/strategies/args.ts reads the arguments).
 //
-// Workloads (all deterministic by seed; times are simulated):
+// Workloads (workloads.ts; all deterministic by seed; times are simulated):
 //   load sweep      one /22, 3 API servers, informer lag lognormal (median 100 ms, σ 1: p99 ≈ 1 s),
 //                   exponential lifetimes (mean 10 min), 2 % static requests; offered load 0.3–0.99
 //   deploy burst    one /20, heavy-tailed lifetimes (Pareto α 1.5, mean 1 h), base load 0.5, and a
@@ -13,9 +13,10 @@
 //   ServiceCIDRs    /24 + /24 + /23 under each MetaAllocator policy, load 0.8
 //   IPv6 /64        20,000 live Services on a /64: where legacy-bitmap's 65,535 cap shows
 // Speed (allocateNext + release on Range, fill held): a /20 at 50 / 90 / 99 %, a /64 holding
-// 100,000 random addresses, and a /64 holding the first 50,000 choices of the same strategy under
-// the same seed (a process restarted with a fixed seed: random-free's draws then replay taken
-// addresses and it counts and selects among the free ones on every call).
+// 100,000 random addresses (not legacy-bitmap: its window holds almost none of them), and a /64
+// holding the first 50,000 choices of the same strategy under the same seed (a process restarted
+// with a fixed seed: random-free's draws then replay taken addresses and it counts and selects
+// among the free ones on every call).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
@@ -28,7 +29,8 @@ import { type StrategiesArgs, strategiesArgs } from './args.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { markdown, type Results } from './report.ts';
 import { speeds } from './speed.ts';
-import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
+import { type Measures, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
+import { workloads } from './workloads.ts';
 
 /**
  * The run's settings, and where it runs (bench/cpu.ts: a --cpu it cannot use is refused there);
@@ -80,81 +82,7 @@ function specNamed(specs: readonly StrategySpec[], label: string): StrategySpec 
   return spec;
 }
 
-const LOADS = quick ? [0.5, 0.9, 0.99] : [0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99];
-const SCALE = quick ? 0.1 : 1;
-const LAG = { kind: 'lognormal', medianMs: 100, sigma: 1 } as const;
-
-/**
- * The warm-up: `lifetimes` mean lifetimes (the store near its steady state), but at most 30 % of
- * the run (`creates` at `ratePerS`; quick runs are short).
- */
-function warmup(lifetime: Duration, lifetimes: number, creates: number, ratePerS: number): number {
-  return Math.min(lifetimes * meanOf(lifetime), (0.3 * creates * 1000) / ratePerS);
-}
-
-function sweep(load: number): Workload {
-  const lifetime = { kind: 'exponential', meanMs: 600_000 } as const;
-  const ratePerS = (load * 1022) / (meanOf(lifetime) / 1000);
-  const creates = Math.round(30_000 * SCALE);
-  return {
-    name: `load ${load}`,
-    cidrs: ['10.96.0.0/22'],
-    servers: 3,
-    lag: LAG,
-    lifetime,
-    ratePerS,
-    staticShare: 0.02,
-    creates,
-    warmupMs: warmup(lifetime, 3, creates, ratePerS),
-  };
-}
-
-function burst(): Workload {
-  const lifetime = { kind: 'pareto', meanMs: 3_600_000, alpha: 1.5 } as const;
-  return {
-    name: 'deploy burst',
-    cidrs: ['10.96.0.0/20'],
-    servers: 3,
-    lag: LAG,
-    lifetime,
-    ratePerS: (0.5 * 4094) / (meanOf(lifetime) / 1000),
-    bursts: [{ size: 1000, spreadMs: 10_000, everyMs: 7_200_000 }],
-    staticShare: 0.02,
-    creates: Math.round(40_000 * SCALE),
-    warmupMs: warmup(lifetime, 2, Math.round(40_000 * SCALE), (0.5 * 4094) / (meanOf(lifetime) / 1000)),
-  };
-}
-
-function serviceCIDRs(policy: Policy): Workload {
-  const lifetime = { kind: 'exponential', meanMs: 600_000 } as const;
-  return {
-    name: `ServiceCIDRs ${policy}`,
-    cidrs: ['10.96.0.0/24', '10.96.1.0/24', '10.100.0.0/23'],
-    policy,
-    servers: 3,
-    lag: LAG,
-    lifetime,
-    ratePerS: (0.8 * (254 + 254 + 510)) / (meanOf(lifetime) / 1000),
-    staticShare: 0.02,
-    creates: Math.round(30_000 * SCALE),
-    warmupMs: warmup(lifetime, 3, Math.round(30_000 * SCALE), (0.8 * (254 + 254 + 510)) / (meanOf(lifetime) / 1000)),
-  };
-}
-
-function ipv6(): Workload {
-  const lifetime = { kind: 'exponential', meanMs: 600_000 } as const;
-  return {
-    name: 'IPv6 /64, 20,000 live',
-    cidrs: ['fd00:10:96::/64'],
-    servers: 3,
-    lag: LAG,
-    lifetime,
-    ratePerS: 20_000 / (meanOf(lifetime) / 1000),
-    staticShare: 0,
-    creates: Math.round(100_000 * SCALE),
-    warmupMs: warmup(lifetime, 2, Math.round(100_000 * SCALE), 20_000 / (meanOf(lifetime) / 1000)),
-  };
-}
+const WORKLOADS = workloads(quick);
 
 // ── run ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -173,15 +101,15 @@ function main(): void {
       );
       return m;
     });
-  const sweepResults = LOADS.flatMap((l) => run(sweep(l), SPECS));
-  const burstResults = run(burst(), SPECS);
-  const cidrResults = (['upstream', 'ordered', 'weighted'] as const).flatMap((p) =>
+  const sweepResults = WORKLOADS.sweep.flatMap((w) => run(w, SPECS));
+  const burstResults = run(WORKLOADS.burst, SPECS);
+  const cidrResults = WORKLOADS.serviceCIDRs.flatMap((w) =>
     run(
-      serviceCIDRs(p),
+      w,
       ['upstream', 'random-free', 'lowest-free'].map((label) => specNamed(SPECS, label)),
     ),
   );
-  const v6Results = run(ipv6(), V6_SPECS);
+  const v6Results = run(WORKLOADS.ipv6, V6_SPECS);
   const ops = quick ? 20_000 : 200_000;
   const speedRows = speeds([...SPECS, specNamed(V6_SPECS, 'legacy-bitmap')], ops);
   const results: Results = {
@@ -228,7 +156,7 @@ function sweepSeries(r: Results, point: (m: Measures) => [number, number]): Seri
 }
 
 function collisionsChart(r: Results): string {
-  const series = sweepSeries(r, (m) => [Number(m.workload.replace('load ', '')), Math.max(m.collisionsPer1000, 0.01)]);
+  const series = sweepSeries(r, (m) => [m.load!, Math.max(m.collisionsPer1000, 0.01)]);
   return lineChart({
     title: 'Collisions per 1,000 allocations against offered load (log scale)',
     subtitle: subtitle(r),
@@ -243,9 +171,11 @@ function collisionsChart(r: Results): string {
 }
 
 function reuseChart(r: Results): string {
-  const at = r.sweep.filter((m) => m.workload === 'load 0.8').length > 0 ? 'load 0.8' : `load ${LOADS[Math.floor(LOADS.length / 2)]}`;
+  const loads = WORKLOADS.sweep.map((w) => w.load);
+  const load = loads.includes(0.8) ? 0.8 : loads[Math.floor(loads.length / 2)];
+  const at = `load ${load}`;
   const series: Series[] = SPECS.map((s) => {
-    const m = r.sweep.find((x) => x.strategy === s.label && x.workload === at)!;
+    const m = r.sweep.find((x) => x.strategy === s.label && x.load === load)!;
     let acc = 0;
     const pts: [number, number][] = [];
     REUSE_BUCKETS_S.forEach((b, i) => {

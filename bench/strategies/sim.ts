@@ -61,6 +61,11 @@ export type Policy = 'upstream' | 'ordered' | 'weighted';
 
 export interface Workload {
   name: string;
+  /**
+   * The offered load the arrival rate was set from: arrivals per second × mean lifetime ÷ the
+   * addresses of all ranges (bursts come on top); reported in the measures as given.
+   */
+  load?: number;
   /** The ServiceCIDRs of one family, in creation order. */
   cidrs: string[];
   policy?: Policy;
@@ -97,6 +102,10 @@ export const REUSE_BUCKETS_S = [0.01, 0.1, 0.3, 1, 3, 10, 30, 60, 120, 300, 600,
 
 export interface Measures {
   workload: string;
+  /** The workload's offered load (Workload.load), null when it gives none (a script). */
+  load: number | null;
+  /** The range-selection policy across the workload's ranges, null with one range. */
+  policy: Policy | null;
   strategy: string;
   seed: number;
   /** Creates asked for by allocateNext / by hand. */
@@ -327,7 +336,7 @@ export function simulate(workload: Workload, spec: StrategySpec, seed: number): 
   const releasedAt = new Map<string, number>();
   let stored = 0;
 
-  const m = emptyMeasures(workload.name, spec.label, seed, workload.cidrs.length);
+  const m = emptyMeasures(workload, spec.label, seed);
   const reuseDelays: number[] = [];
   const rangeAllocs = new Array<number>(workload.cidrs.length).fill(0);
   const rangeFillArea = new Array<number>(workload.cidrs.length).fill(0);
@@ -557,9 +566,12 @@ function countBelow(sorted: number[], x: number): number {
   return lo;
 }
 
-function emptyMeasures(workload: string, strategy: string, seed: number, ranges: number): Measures {
+function emptyMeasures(workload: Workload, strategy: string, seed: number): Measures {
+  const ranges = workload.cidrs.length;
   return {
-    workload,
+    workload: workload.name,
+    load: workload.load ?? null,
+    policy: ranges > 1 ? (workload.policy ?? 'upstream') : null,
     strategy,
     seed,
     dynamicCreates: 0,
