@@ -23,6 +23,7 @@ const empty: Results = {
     roundGate: '',
   },
   seed: 7,
+  own: [],
   runTookS: 1,
   eventsPerSecond: 1,
   sweep: [],

@@ -5,6 +5,7 @@ import { type Measures, simulate, type Workload } from '../bench/strategies/sim.
 import { STRATEGY_NAMES } from '../adapters/builtin-strategies.ts';
 import { DEFAULT_SEED, strategiesArgs } from '../bench/strategies/args.ts';
 import { workloads } from '../bench/strategies/workloads.ts';
+import type { Results } from '../bench/strategies/report.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -195,14 +196,14 @@ describe('npm run bench:strategies: its flags', () => {
   // Regression: an argument it did not know was skipped, so a misspelt --quick, bench:quick's
   // --filter or --seed=7 started a full run with the default seed over the committed results.
   it.each([
-    [['--quik'], "Unknown option '--quik'; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]"],
+    [['--quik'], "Unknown option '--quik'; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>] [--strategy <module>]..."],
     [
       ['--quick', '--filter', 'random-free'],
-      "Unknown option '--filter'; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]",
+      "Unknown option '--filter'; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>] [--strategy <module>]...",
     ],
     [
       ['quick'],
-      "Unexpected argument 'quick'. This command does not take positional arguments; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]",
+      "Unexpected argument 'quick'. This command does not take positional arguments; it takes [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>] [--strategy <module>]...",
     ],
     [['--seed', '--quick'], '--seed needs a value: it is followed by --quick (a value that starts with a dash is written --seed=<value>)'],
     [['--seed=1.5'], '--seed must be an integer in 0..4294967295, got 1.5'],
@@ -265,11 +266,136 @@ describe('npm run bench:strategies: where it writes', () => {
     [['--seed=7', '--quick'], { quick: true, seed: 7, out: join(tmpdir(), 'ipallocator-bench', 'strategies') }],
     [['--seed', String(DEFAULT_SEED), '--out=x/y'], { quick: false, seed: DEFAULT_SEED, out: 'x/y' }],
   ])('%j', (args, expected) => {
-    expect(strategiesArgs(args)).toEqual({ cpu: undefined, ...expected });
+    expect(strategiesArgs(args)).toEqual({ cpu: undefined, strategies: [], ...expected });
   });
 
   it('takes --cpu as given, for bench/cpu.ts to check', () => {
     expect(strategiesArgs(['--cpu', 'fastest', '--quick']).cpu).toBe('fastest');
     expect(strategiesArgs(['--cpu=1']).cpu).toBe('1');
+  });
+});
+
+describe('npm run bench:strategies --strategy <module>: strategies of your own', () => {
+  /** A strategy module's text: `highest-free` (docs/strategies.md's example) under `name`, exported as `exportAs`. */
+  const highestFree = (name: string, exportAs = 'highestFree'): string => `
+import type { AllocationStrategy, Offset } from '../../adapters/index.ts';
+export const ${exportAs}: AllocationStrategy = {
+  name: '${name}',
+  forRange(view) {
+    const { index, rangeOffset, sizeLo } = view;
+    const highest = (out: Offset, lo: number, hi: number): boolean => {
+      if (hi < lo) return false;
+      index.countFree(0, lo, 0, hi);
+      if (index.resultLo === 0) return false;
+      index.selectFree(0, index.resultLo - 1, 0, lo, 0, hi);
+      out.hi = index.resultHi;
+      out.lo = index.resultLo;
+      return true;
+    };
+    return { choose: (out) => highest(out, rangeOffset, sizeLo - 1) || highest(out, 0, rangeOffset - 1) };
+  },
+};
+`;
+
+  /** Runs the bench in `dir` with `flags` (module paths relative to the checkout), writing to dir/s. */
+  async function bench(dir: string, flags: string[]): Promise<{ code: number | null; stderr: string }> {
+    const { execFile } = await import('node:child_process');
+    const root = new URL('..', import.meta.url);
+    return new Promise((resolve) => {
+      const args = ['--import', 'tsx', 'bench/strategies/run.ts', '--out', join(dir, 's'), ...flags];
+      execFile(process.execPath, args, { cwd: root, timeout: 170_000 }, (err, _stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr });
+      });
+    });
+  }
+
+  /** A directory under the checkout's test/ for modules and output, removed after `body`. */
+  async function inScratch(body: (dir: string, rel: (f: string) => string) => Promise<void>): Promise<void> {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { fileURLToPath } = await import('node:url');
+    const testDir = fileURLToPath(new URL('.', import.meta.url));
+    const dir = mkdtempSync(join(testDir, '.own-strategy-'));
+    try {
+      await body(dir, (f) => join('test', dir.slice(testDir.length), f));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("runs a module's strategies beside the built-ins, in every workload and speed case, named by their name", async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    await inScratch(async (dir, rel) => {
+      writeFileSync(join(dir, 'mine.ts'), highestFree('highest-free'));
+      const { code, stderr } = await bench(dir, ['--quick', '--strategy', rel('mine.ts')]);
+      expect(code, stderr).toBe(0);
+      const r: Results = JSON.parse(readFileSync(join(dir, 's.json'), 'utf8'));
+      expect(r.own).toEqual([{ name: 'highest-free', module: rel('mine.ts') }]);
+      const mine = <T extends { strategy: string }>(rows: T[]): T[] => rows.filter((m) => m.strategy === 'highest-free');
+      expect(mine(r.sweep).map((m) => m.load)).toEqual([0.5, 0.9, 0.99]);
+      expect(mine(r.burst)).toHaveLength(1);
+      expect(mine(r.serviceCIDRs).map((m) => m.policy)).toEqual(['upstream', 'ordered', 'weighted']);
+      expect(mine(r.ipv6)).toHaveLength(1);
+      expect(mine(r.speed)).toHaveLength(5);
+      for (const m of mine(r.sweep)) expect(m).toMatchObject({ allocations: expect.any(Number), full: 0 });
+      const page = readFileSync(join(dir, 's.md'), 'utf8');
+      expect(page).toContain(`Strategies of your own (--strategy): highest-free (${rel('mine.ts')}).`);
+      expect(page).toMatch(/\n\| highest-free \|[^\n]*(ns|µs) ±/);
+      expect(readFileSync(join(dir, 's-collisions.svg'), 'utf8')).toContain('highest-free');
+    });
+  }, 180_000);
+
+  it.each([
+    [
+      'a name of a built-in',
+      { 'mine.ts': highestFree('upstream') },
+      ['mine.ts'],
+      "--strategy {mine.ts}: a strategy named 'upstream' is one of the run's own; give yours another name",
+    ],
+    [
+      "a name of the run's cool-down lines",
+      { 'mine.ts': highestFree('random-free + cool-down 60 s') },
+      ['mine.ts'],
+      "--strategy {mine.ts}: a strategy named 'random-free + cool-down 60 s' is one of the run's own; give yours another name",
+    ],
+    [
+      "the name of another module's strategy",
+      { 'a.ts': highestFree('highest-free'), 'b.ts': highestFree('highest-free', 'other') },
+      ['a.ts', 'b.ts'],
+      "--strategy {b.ts}: a strategy named 'highest-free' also comes from {a.ts}; give one another name",
+    ],
+    [
+      'no strategy among its exports',
+      { 'mine.mjs': 'export const answer = 42;\nexport function forRange() {}\n' },
+      ['mine.mjs'],
+      '--strategy {mine.mjs} exports no AllocationStrategy (an object with a name and a forRange(view) method; exports: answer, forRange)',
+    ],
+    [
+      'a strategy a Range refuses',
+      { 'mine.mjs': "export default { name: 'broken', forRange: () => ({}) };\n" },
+      ['mine.mjs'],
+      "--strategy {mine.mjs}: a Range on 10.96.0.0/24 refuses 'broken': ",
+    ],
+    ['no such module', {}, ['missing.ts'], '--strategy {missing.ts}: cannot import it: '],
+  ])(
+    '%s: exit 2 and one line, nothing simulated or written',
+    async (_what, files, modules, message) => {
+      const { readdirSync, writeFileSync } = await import('node:fs');
+      await inScratch(async (dir, rel) => {
+        for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text);
+        const flags = ['--quick', ...modules.flatMap((m) => ['--strategy', rel(m)])];
+        const { code, stderr } = await bench(dir, flags);
+        expect(code).toBe(2);
+        const expected = `bench:strategies: ${message.replace(/\{([^}]+)\}/g, (_, f: string) => rel(f))}`;
+        expect(stderr.startsWith(expected), stderr).toBe(true);
+        expect(stderr.split('\n')).toHaveLength(2); // one line
+        expect(readdirSync(dir).filter((f) => f.startsWith('s'))).toEqual([]);
+      });
+    },
+    70_000,
+  );
+
+  it('reads --strategy as a list, in the order given', () => {
+    expect(strategiesArgs(['--strategy', 'a.ts', '--strategy=b.mjs']).strategies).toEqual(['a.ts', 'b.mjs']);
+    expect(() => strategiesArgs(['--strategy='])).toThrow('--strategy needs a value');
   });
 });

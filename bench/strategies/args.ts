@@ -16,18 +16,26 @@ export interface StrategiesArgs {
   readonly out: string;
   /** `--cpu`'s value (bench/cpu.ts), when given. */
   readonly cpu: string | undefined;
+  /** The modules of `--strategy`, in the order given (own.ts imports them). */
+  readonly strategies: readonly string[];
 }
 
 /**
  * The settings `args` (process.argv after the script) ask for; UsageError (bench/args.ts) for an
- * argument that is none of the four, or a value that is not one. A quick run, or another seed,
+ * argument that is none of the five, or a value that is not one. A quick run, or another seed,
  * writes to the system's temporary directory unless `--out` says where: only a full run with the
  * default seed writes over the committed results by default.
  */
 export function strategiesArgs(args: readonly string[]): StrategiesArgs {
   const values = readArgs(
     args,
-    { quick: { type: 'boolean' }, seed: { type: 'string' }, out: { type: 'string' }, cpu: { type: 'string' } },
+    {
+      quick: { type: 'boolean' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      cpu: { type: 'string' },
+      strategy: { type: 'string', multiple: true },
+    },
     USAGE,
   );
   const quick = values.quick === true;
@@ -42,7 +50,9 @@ export function strategiesArgs(args: readonly string[]): StrategiesArgs {
   const out =
     values.out ??
     (committed ? 'bench/results/strategies' : join(tmpdir(), 'ipallocator-bench', quick ? 'strategies' : `strategies-seed-${seed}`));
-  return { quick, seed, out, cpu: values.cpu };
+  const strategies = values.strategy ?? [];
+  if (strategies.includes('')) throw new UsageError('--strategy needs a value'); // readArgs checks single values only
+  return { quick, seed, out, cpu: values.cpu, strategies };
 }
 
-const USAGE = '[--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]';
+const USAGE = '[--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>] [--strategy <module>]...';

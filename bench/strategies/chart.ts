@@ -35,6 +35,9 @@ export const STRATEGY_COLORS: Record<string, string> = {
   'random-free + cool-down 60 s': '#9467bd',
 };
 
+/** Line colours of strategies of your own (--strategy), in the order given, after the built-ins'. */
+export const OWN_COLORS = ['#000000', '#393b79', '#ad494a', '#637939', '#843c39'];
+
 export function lineChart(c: ChartSpec): string {
   const W = 760;
   const legendRows = Math.ceil(c.series.length / 3);

@@ -41,6 +41,8 @@ interface NotApplicable {
 export interface Results {
   conditions: ReturnType<typeof conditions>;
   seed: number;
+  /** Strategies of your own (--strategy): each one's name, and the module it came from as given. */
+  own: { name: string; module: string }[];
   runTookS: number;
   eventsPerSecond: number;
   sweep: Measures[];
@@ -113,6 +115,10 @@ export function markdown(r: Results, out: string): string {
     `Seed ${r.seed}, ${c.mode} run, ${c.cpu} × ${c.cores}, ${c.runtime.name} ${c.runtime.version}, commit ${c.git.commit.slice(0, 12)}${c.git.dirty ? ' (dirty)' : ''}, load average ${c.loadAverage.join(' ')}, ${c.cpuPin}, ${c.date}. Run took ${r.runTookS.toFixed(0)} s; the simulator processed ${Math.round(r.eventsPerSecond).toLocaleString('en-US')} events per second.`,
   );
   lines.push('');
+  if (r.own.length > 0) {
+    lines.push(`Strategies of your own (--strategy): ${r.own.map((o) => `${o.name} (${o.module})`).join(', ')}.`);
+    lines.push('');
+  }
   lines.push(
     'Columns: _collisions_ = creates refused because the store already held the address (each one an extra round trip), per 1,000 successful dynamic allocations; _reuse < X_ = share of dynamic allocations whose address was released less than X before; _intrusion_ = dynamic allocations placed in the static band, per 1,000; _static blocked by dynamic_ = static requests refused because a dynamic allocation held the address, per 1,000 static requests; _full_ = dynamic creates refused with every range full. Measured after a warm-up (the store filling from empty).',
   );

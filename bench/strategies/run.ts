@@ -1,7 +1,8 @@
 // npm run bench:strategies [-- --quick] [-- --out <prefix>] [-- --seed <n>] [-- --cpu fastest|<n>]
+//                          [-- --strategy <module>]...
 //
 // Every allocation strategy on every workload of the simulator (sim.ts), plus the speed of each
-// strategy's allocateNext on Range, written as JSON, Markdown and three SVG charts to
+// strategy's allocateNext on Range (the built-ins, and those of each --strategy module: own.ts), written as JSON, Markdown and three SVG charts to
 // bench/results/strategies.* (--quick: a CI-sized run, and --seed another seed, into
 // $TMPDIR/ipallocator-bench/; bench/strategies/args.ts reads the arguments).
 //
@@ -26,22 +27,32 @@ import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
 import { HelpRequested, UsageError } from '../args.ts';
 import { type StrategiesArgs, strategiesArgs } from './args.ts';
-import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
+import { lineChart, OWN_COLORS, STRATEGY_COLORS, type Series } from './chart.ts';
+import { type OwnStrategy, ownStrategies } from './own.ts';
 import { markdown, type Results } from './report.ts';
 import { speeds } from './speed.ts';
 import { type Measures, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 import { workloads } from './workloads.ts';
 
+/** Every built-in strategy, in STRATEGY_NAMES's order: a new one is simulated without a line here. */
+const BUILTIN_SPECS: StrategySpec[] = STRATEGY_NAMES.map((name) => ({ label: name, strategy: name }));
+const COOLED_SPECS: StrategySpec[] = [
+  { label: 'upstream + cool-down 60 s', strategy: 'upstream', coolDownMs: 60_000 },
+  { label: 'random-free + cool-down 60 s', strategy: 'random-free', coolDownMs: 60_000 },
+];
+
 /**
- * The run's settings, and where it runs (bench/cpu.ts: a --cpu it cannot use is refused there);
- * a usage error is one line, exit 2, before anything is simulated.
+ * The run's settings, where it runs (bench/cpu.ts: a --cpu it cannot use is refused there), and
+ * the strategies of --strategy (own.ts); a usage error is one line, exit 2, before anything is
+ * simulated.
  */
 const {
   quick,
   seed: SEED,
   out: OUT,
   benchCpu,
-} = ((): StrategiesArgs & { benchCpu: BenchCpu } => {
+  own: OWN,
+} = await (async (): Promise<StrategiesArgs & { benchCpu: BenchCpu; own: OwnStrategy[] }> => {
   try {
     const settings = strategiesArgs(process.argv.slice(2));
     let cpu: BenchCpu;
@@ -52,7 +63,11 @@ const {
       if (settings.cpu === undefined) throw e;
       throw new UsageError(e instanceof Error ? e.message : String(e));
     }
-    return { ...settings, benchCpu: cpu };
+    const own = await ownStrategies(
+      settings.strategies,
+      [...BUILTIN_SPECS, ...COOLED_SPECS].map((s) => s.label),
+    );
+    return { ...settings, benchCpu: cpu, own };
   } catch (e) {
     if (e instanceof HelpRequested) {
       process.stdout.write(`usage: npm run bench:strategies -- ${e.message}\n(docs/strategies.md says what each option does)\n`);
@@ -64,16 +79,11 @@ const {
   }
 })();
 
-/** Every built-in strategy, in STRATEGY_NAMES's order: a new one is simulated without a line here. */
-const BUILTIN_SPECS: StrategySpec[] = STRATEGY_NAMES.map((name) => ({ label: name, strategy: name }));
+const OWN_SPECS: StrategySpec[] = OWN.map((o) => o.spec);
 // legacy-bitmap only differs from upstream on IPv6 (its 65,535-address cap): on an IPv4 range a
 // Range draws as the legacy bitmap does, so its lines would lie on upstream's.
-const SPECS: StrategySpec[] = [
-  ...BUILTIN_SPECS.filter((s) => s.label !== 'legacy-bitmap'),
-  { label: 'upstream + cool-down 60 s', strategy: 'upstream', coolDownMs: 60_000 },
-  { label: 'random-free + cool-down 60 s', strategy: 'random-free', coolDownMs: 60_000 },
-];
-const V6_SPECS: StrategySpec[] = BUILTIN_SPECS;
+const SPECS: StrategySpec[] = [...BUILTIN_SPECS.filter((s) => s.label !== 'legacy-bitmap'), ...COOLED_SPECS, ...OWN_SPECS];
+const V6_SPECS: StrategySpec[] = [...BUILTIN_SPECS, ...OWN_SPECS];
 
 /** The spec labelled `label` in `specs`: picked by name, as a list's order is only the report's. */
 function specNamed(specs: readonly StrategySpec[], label: string): StrategySpec {
@@ -104,10 +114,7 @@ function main(): void {
   const sweepResults = WORKLOADS.sweep.flatMap((w) => run(w, SPECS));
   const burstResults = run(WORKLOADS.burst, SPECS);
   const cidrResults = WORKLOADS.serviceCIDRs.flatMap((w) =>
-    run(
-      w,
-      ['upstream', 'random-free', 'lowest-free'].map((label) => specNamed(SPECS, label)),
-    ),
+    run(w, [...['upstream', 'random-free', 'lowest-free'].map((label) => specNamed(SPECS, label)), ...OWN_SPECS]),
   );
   const v6Results = run(WORKLOADS.ipv6, V6_SPECS);
   const ops = quick ? 20_000 : 200_000;
@@ -115,6 +122,7 @@ function main(): void {
   const results: Results = {
     conditions: cond,
     seed: SEED,
+    own: OWN.map(({ name, module }) => ({ name, module })),
     runTookS: (performance.now() - started) / 1000,
     eventsPerSecond: events / (simMs / 1000),
     sweep: sweepResults,
@@ -134,8 +142,10 @@ function main(): void {
 
 // ── charts ──────────────────────────────────────────────────────────────────────────────────
 
+/** A strategy's line colour: a built-in's own, then OWN_COLORS in --strategy order. */
 function color(label: string): string {
-  return STRATEGY_COLORS[label] ?? '#000';
+  const own = OWN_SPECS.findIndex((s) => s.label === label);
+  return STRATEGY_COLORS[label] ?? (own >= 0 ? OWN_COLORS[own % OWN_COLORS.length]! : '#000');
 }
 
 function subtitle(r: Results): string {
