@@ -730,12 +730,17 @@ describe('ipallocator: failures', () => {
   it('a gcp auth-provider whose command fails: said so, its args never printed, exit 2', async () => {
     const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
+    // a command that runs and fails without a word: a missing one would have the shell say so on
+    // the test run's own stderr (client-node runs it with execSync, whose stderr is the process's)
+    const command = join(dir, 'fails');
+    writeFileSync(command, `#!/bin/sh\n: > ${JSON.stringify(join(dir, 'ran'))}\nexit 1\n`, { mode: 0o755 });
     config.users[0].user = {
-      'auth-provider': { name: 'gcp', config: { 'cmd-path': join(dir, 'missing'), 'cmd-args': '--token=SECRET_IN_ARGS' } },
+      'auth-provider': { name: 'gcp', config: { 'cmd-path': command, 'cmd-args': '--token=SECRET_IN_ARGS' } },
     };
     writeFileSync(path, JSON.stringify(config));
     try {
       const r = await cli(['status', '--kubeconfig', path]);
+      expect(existsSync(join(dir, 'ran'))).toBe(true);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
         `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)\n`,
