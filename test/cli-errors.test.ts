@@ -965,13 +965,14 @@ describe('ipallocator: failures', () => {
     const url = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`;
     const kc = writeKubeconfig(url);
     try {
-      const r = await cli(['status', '--kubeconfig', kc.path, '--request-timeout', '1s']);
+      // a timeout long enough for the status and headers to arrive on a loaded machine: the body never ends
+      const r = await cli(['status', '--kubeconfig', kc.path, '--request-timeout', '2s']);
       expect(r).toEqual({
         code: 2,
         stdout: '',
         stderr:
           `ipallocator: the API server at ${url} (context "double") answered list servicecidrs.networking.k8s.io (HTTP 200), ` +
-          'but its answer did not end within 1s (a slow network, or a server or proxy sending slowly); to wait longer, pass --request-timeout\n',
+          'but its answer did not end within 2s (a slow network, or a server or proxy sending slowly); to wait longer, pass --request-timeout\n',
       });
     } finally {
       kc.remove();
@@ -983,12 +984,13 @@ describe('ipallocator: failures', () => {
   // Regression: it said the server "did not answer within 1500ms" although it answered 429 each time.
   it('a server that throttles (429) every attempt until the timeout: says it was throttled, not silent, exit 2', async () => {
     c.double.failNext('list', 100, 429); // TooManyRequests, retryAfterSeconds 1
-    const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '1500ms']);
+    // a timeout long enough for the first 429 to arrive on a loaded machine
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '3s']);
     expect([r.code, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toMatch(
       new RegExp(
         `^ipallocator: the API server at ${c.double.url.replace(/\./g, '\\.')} \\(context "double"\\) kept turning the request away as too busy ` +
-          '\\(429 Too Many Requests, (?:once|\\d+ times), each waited out as it asked\\) until the 1500ms request timeout passed ' +
+          '\\(429 Too Many Requests, (?:once|\\d+ times), each waited out as it asked\\) until the 3s request timeout passed ' +
           '\\(list servicecidrs\\.networking\\.k8s\\.io\\); it is overloaded: try again later, or pass a longer --request-timeout\n$',
       ),
     );
@@ -996,12 +998,13 @@ describe('ipallocator: failures', () => {
 
   it('a server that answers 504 with a Retry-After every attempt until the timeout: says so, not "too busy", exit 2', async () => {
     c.double.failNext('list', 100, 504); // Timeout, retryAfterSeconds 1 (and so Retry-After: 1): sent again, as kubectl does
-    const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '1500ms']);
+    // a timeout long enough for the first 504 to arrive on a loaded machine
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '3s']);
     expect([r.code, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toMatch(
       new RegExp(
         `^ipallocator: the API server at ${c.double.url.replace(/\./g, '\\.')} \\(context "double"\\) kept answering HTTP 504 with a Retry-After ` +
-          '\\((?:once|\\d+ times), each waited out as it asked\\) until the 1500ms request timeout passed ' +
+          '\\((?:once|\\d+ times), each waited out as it asked\\) until the 3s request timeout passed ' +
           '\\(list servicecidrs\\.networking\\.k8s\\.io\\); try again later, or pass a longer --request-timeout\n$',
       ),
     );

@@ -221,7 +221,8 @@ describe('a redirect from the API server to another host', () => {
       closing.push(first.close);
       const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
       closing.push(kubeconfig.remove);
-      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '1500ms']);
+      // a timeout long enough for the redirect and the first 429 to arrive on a loaded machine
+      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '3s']);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toContain(
         `ipallocator: http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request, kept turning the request away as too busy (429 Too Many Requests`,
