@@ -2293,7 +2293,7 @@ describe('Informer: a watch that times out', () => {
     const told: string[] = [];
     informer.onStateChange((state, error) => told.push(`${state}: ${error?.message}`));
     informer.start();
-    await informer.waitForSync({ timeoutMs: 1000 });
+    await informer.waitForSync();
     await until(() => informer.get('10.0.0.1') === undefined, 'the re-list to drop the deleted object');
     informer.stop();
     expect(told).toContain(
@@ -2339,7 +2339,7 @@ describe('Informer: a watch that times out', () => {
     const { count, lw } = endingWatches(5, timeout);
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 20, maxMs: 20 } });
     informer.start();
-    await informer.waitForSync({ timeoutMs: 1000 });
+    await informer.waitForSync();
     await until(() => count.watches >= 4, 'a few watches');
     expect([count.lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
     informer.stop();

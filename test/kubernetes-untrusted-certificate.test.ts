@@ -17,7 +17,7 @@ import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
 import { startForwardProxy } from './doubles/forward-proxy.ts';
 import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
-import { settledGet } from './k8s/helpers.ts';
+import { settledGet, until } from './k8s/helpers.ts';
 import { base64, SERVER_CERT } from './k8s/tls.ts';
 import {
   CA_CERT,
@@ -391,6 +391,8 @@ describe('a store whose API server has a certificate it does not trust', () => {
     });
     const store = new KubernetesStore(kc, { requestTimeoutMs: 10_000, backoff: { initialMs: 50, maxMs: 200 } });
     try {
+      // the list fails however long the machine takes to connect; only then is the wait timed
+      await until(() => store.lastError !== undefined, 'the list to fail');
       const timedOut = await store.waitForSync({ timeoutMs: 1_000 }).then(
         () => undefined,
         (e: unknown) => e,
