@@ -15,6 +15,9 @@ import { startForwardProxy } from './doubles/forward-proxy.ts';
 import { CN_ONLY_CERT, IPV6_LOOPBACK_CERT, SERVER_KEY } from './k8s/tls.ts';
 import { CA_CERT, ISSUED_CERT, ISSUED_KEY, startServerWith } from './k8s/untrusted-tls.ts';
 
+/** For the tests, each of which starts a process: on a loaded machine, that alone may take tens of seconds. */
+const CHILD_TESTS = { timeout: 180_000 };
+
 const CLIENT_NODES = [
   ['2.x', []],
   ['1.x', ['client-node-1']],
@@ -38,7 +41,7 @@ async function getThrough(server: string, proxyUrl: string, trusted: string, ver
       execFile(
         process.execPath,
         [...runtime, child, server, CA_CERT, proxyUrl, ...version],
-        { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 50_000 },
+        { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 120_000 },
         (err, stdout, stderr) => (err === null ? done(stdout.trim()) : fail(new Error(`${err.message}\n${stderr}`))),
       ),
     );
@@ -47,7 +50,7 @@ async function getThrough(server: string, proxyUrl: string, trusted: string, ver
   }
 }
 
-describe("an https:// proxy's certificate is checked for the proxy's name as kubectl checks it", () => {
+describe("an https:// proxy's certificate is checked for the proxy's name as kubectl checks it", CHILD_TESTS, () => {
   const closing: (() => unknown)[] = [];
   afterEach(async () => {
     for (const close of closing.splice(0)) await close();
@@ -92,7 +95,7 @@ describe("an https:// proxy's certificate is checked for the proxy's name as kub
   );
 });
 
-describe('an https:// proxy named by an IPv6 address (https://[::1]:port)', () => {
+describe('an https:// proxy named by an IPv6 address (https://[::1]:port)', CHILD_TESTS, () => {
   const closing: (() => unknown)[] = [];
   afterEach(async () => {
     for (const close of closing.splice(0)) await close();

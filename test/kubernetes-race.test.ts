@@ -142,11 +142,12 @@ describe(`three ${IS_DENO ? 'Deno' : 'Node'} processes racing on one /24`, () =>
     expect(creates).toBeGreaterThanOrEqual(254);
   }
 
-  it('fills the range exactly: 254 objects, no duplicates, each owned by the worker that reported it', async () => {
+  // three processes to start: on a loaded machine, that alone may take tens of seconds
+  it('fills the range exactly: 254 objects, no duplicates, each owned by the worker that reported it', { timeout: 180_000 }, async () => {
     expectExactlyFull(await race(), 'plain');
   });
 
-  it('the same with create latency and lagging watches (stale caches: collisions resolved by 409)', async () => {
+  it('the same with create latency and lagging watches (stale caches: collisions resolved by 409)', { timeout: 180_000 }, async () => {
     d.setLatency(1, 'create');
     d.setWatchLag(5);
     expectExactlyFull(await race(), 'lagging');

@@ -8,7 +8,8 @@ import { addServiceCIDR, startCluster, type Cluster } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-describe('ipallocator ended by Ctrl-C outside check --fix', () => {
+// each test starts a process: on a loaded machine, that alone may take tens of seconds
+describe('ipallocator ended by Ctrl-C outside check --fix', { timeout: 180_000 }, () => {
   let c: Cluster;
   beforeEach(async () => {
     c = await startCluster();

@@ -19,7 +19,8 @@ describe('ipallocator check --fix ended by SIGTERM', () => {
     await c.close();
   });
 
-  it('still names every IPAddress it had deleted before the signal', async () => {
+  // a process to start: on a loaded machine, that alone may take tens of seconds
+  it('still names every IPAddress it had deleted before the signal', { timeout: 180_000 }, async () => {
     addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
     const leaks = Array.from({ length: 20 }, (_, i) => `10.96.0.${100 + i}`);
     for (const [i, ip] of leaks.entries()) addIPAddress(c.double, ip, { namespace: 'shop', name: `gone-${i}` });
