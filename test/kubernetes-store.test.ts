@@ -744,7 +744,7 @@ describe('KubernetesStore', () => {
       await until(() => s.state === 'synced');
     });
 
-    it('a quiet watch stays open past 30 s, so the bookmarks kube-apiserver sends each minute reach it', { timeout: 60_000 }, async () => {
+    it('a quiet watch stays open past 30 s, so the bookmarks kube-apiserver sends each minute reach it', { timeout: 120_000 }, async () => {
       // Regression: client-node 2.x's Watch ended a watch quiet for 30 s, before the API
       // server's first bookmark: every quiet watch was re-opened from the same old resourceVersion.
       const s = open();
