@@ -432,9 +432,10 @@ export const FIX_CONCURRENCY = 8;
  * request about an IPAddress (403 on its get or delete) before it stops: kube-apiserver's refusal
  * reads the same whether RBAC grants the verb for no IPAddress or only for some (`resourceNames`),
  * so one refusal is no reason to stop, but ten in a row is the identity lacking the permission
- * for them all, and the thousands of leaks after them would each be refused in turn. Refusals
- * about Services do not count: RBAC grants those per namespace, and a leak of another namespace
- * may be allowed.
+ * for them all, and the thousands of leaks after them would each be refused in turn. The ten are
+ * counted as each leak settles, among the leaks settled so far: a leak still under way before
+ * them (a slow answer) neither breaks the row nor holds the stop back. Refusals about Services do
+ * not count: RBAC grants those per namespace, and a leak of another namespace may be allowed.
  */
 export const REFUSED_IN_A_ROW = 10;
 
@@ -448,18 +449,19 @@ type Settled =
  * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
  * Service again and finding the rule still holds. `listed` is the listing the findings came from:
  * only the object listed (and confirmed) is deleted, never one created under its name since.
- * Never throws: a failure of one object (an API error about it, a 403 on a request naming it) is
- * recorded and the others proceed; a failure every further request would meet too (a
- * ClusterError: no answer, 401) is recorded and no further leak is started, the rest untried — a
- * stalled server would otherwise cost a full request timeout per leak —, and so is the same
- * request about an IPAddress refused (403) for REFUSED_IN_A_ROW leaks in a row.
+ * A failure of one object (an API error about it, a 403 on a request naming it) is recorded and
+ * the others proceed; a failure every further request would meet too (a ClusterError: no answer,
+ * 401) is recorded and no further leak is started, the rest untried — a stalled server would
+ * otherwise cost a full request timeout per leak —, and so is the same request about an
+ * IPAddress refused (403) for REFUSED_IN_A_ROW leaks in a row. Never throws.
  *
  * The first leak is settled alone — a server that does not answer, or refuses the identity, is
  * met by one leak's requests —, then up to FIX_CONCURRENCY at once, each leak's own read, Service
  * read and delete one after another. The result lists every leak in the order of `findings`,
- * whatever order they settled in, and `onDeleted` hears them in that order too: the same result
- * as one leak at a time, except that a stop (a ClusterError, a signal) lets the leaks under way
- * settle, and those after the first to fail are then tried as well.
+ * whatever order they settled in: the same result as one leak at a time, except that a stop (a
+ * ClusterError, a signal) lets the leaks under way settle, and those after the first to fail are
+ * then tried as well. `onDeleted` hears of each delete as soon as it is confirmed, in the order
+ * the answers came.
  */
 export async function fix(
   cluster: Cluster,
@@ -474,8 +476,8 @@ export async function fix(
      */
     signal?: AbortSignal;
     /** Called as each leak is started, with how many were started before it. */
-    onProgress?: (tried: number, total: number) => void;
-    /** Called with each IPAddress deleted, in the order of `findings`, once every leak before it has settled. */
+    onProgress?: (started: number, total: number) => void;
+    /** Called with each IPAddress deleted, as soon as its delete is confirmed (in the order the answers came). */
     onDeleted?: (name: string) => void;
     /** Called with how many leaks are under way, whenever that changes. */
     onUnderWay?: (count: number) => void;
@@ -485,34 +487,36 @@ export async function fix(
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
   // the later item of a name listed twice, as findProblems reads it
   const listed = onePerName(options.listed);
+  // what became of each leak started, by its index in `names`
   const settled: (Settled | undefined)[] = [];
   let started = 0;
-  let recorded = 0;
   let underWay = 0;
   let stopping = false;
-  // the same request about an IPAddress refused for the last `count` leaks recorded
-  let refusedInARow: { request: string; count: number } | undefined;
-  // the leaks settled in a row from the first not yet recorded, in the order of `names`
-  const record = (): void => {
-    for (; recorded < started && settled[recorded] !== undefined; recorded++) {
-      const s = settled[recorded]!;
-      const refused = 'refused' in s ? s.refused : undefined;
-      const inARow = refused !== undefined && refusedInARow?.request === refused.request ? refusedInARow.count + 1 : 1;
-      refusedInARow = refused === undefined ? undefined : { request: refused.request, count: inARow };
-      if ('deleted' in s) {
-        result.deleted.push(s.deleted);
-        options.onDeleted?.(s.deleted);
-      } else if ('skipped' in s) result.skipped.push(s.skipped);
-      else {
-        result.failed.push(s.failed);
-        if (s.stops) result.stoppedBy ??= s.failed.error;
-      }
-      if (refused !== undefined && inARow === REFUSED_IN_A_ROW) {
-        stopping = true;
-        result.stoppedBy ??=
-          `the API server refused ${refused.request} for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ${refused.rule} ` +
-          '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
-      }
+  // what stopped it, the first to: a failure's message, or the refused request
+  let stop: { error: string } | { refused: NonNullable<ObjectForbiddenError['refused']> } | undefined;
+  // whether leak `i`, just settled refused, completes REFUSED_IN_A_ROW settled leaks in a row
+  // (in the order of `names`) refused the same request
+  const refusedRow = (i: number, request: string): boolean => {
+    const same = (j: number): boolean => {
+      const s = settled[j];
+      return s !== undefined && 'refused' in s && s.refused?.request === request;
+    };
+    let first = i;
+    let last = i;
+    while (first > 0 && same(first - 1)) first--;
+    while (last + 1 < started && same(last + 1)) last++;
+    return last - first + 1 >= REFUSED_IN_A_ROW;
+  };
+  const settle = (i: number, s: Settled): void => {
+    settled[i] = s;
+    if ('deleted' in s) options.onDeleted?.(s.deleted);
+    if ('stops' in s && s.stops) {
+      stopping = true;
+      stop ??= { error: s.failed.error };
+    }
+    if ('refused' in s && s.refused !== undefined && refusedRow(i, s.refused.request)) {
+      stopping = true;
+      stop ??= { refused: s.refused };
     }
   };
   // starts the next leak and settles it; false when there is none to start, or fixing stops
@@ -525,9 +529,7 @@ export async function fix(
     options.onUnderWay?.(++underWay);
     const outcome = await fixOne(cluster, names[i]!, listed.find(names[i]!)?.uid, options);
     options.onUnderWay?.(--underWay);
-    settled[i] = outcome;
-    if ('stops' in outcome && outcome.stops) stopping = true;
-    record();
+    settle(i, outcome);
     return true;
   };
   if (await next()) {
@@ -537,7 +539,20 @@ export async function fix(
       }),
     );
   }
+  for (const s of settled) {
+    if (s === undefined) continue; // unreachable: every leak started has settled
+    if ('deleted' in s) result.deleted.push(s.deleted);
+    else if ('skipped' in s) result.skipped.push(s.skipped);
+    else result.failed.push(s.failed);
+  }
   result.untried = names.slice(started);
+  if (stop !== undefined) {
+    result.stoppedBy =
+      'error' in stop
+        ? stop.error
+        : `the API server refused ${stop.refused.request} for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ${stop.refused.rule} ` +
+          '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
+  }
   // a signal during the last leak left nothing to stop, but the run was stopped all the
   // same: it says so, and ends as any interrupted run (a failure that stopped it is said instead)
   if (result.stoppedBy === null && options.signal?.aborted === true) result.stoppedBy = stoppedBySignal(options.signal);

@@ -1,6 +1,7 @@
 // `check --fix` works on several leaks at once (FIX_CONCURRENCY), each leak's own reads and delete
 // one after another, and reports as if it had fixed them one at a time: every list in the order of
-// the findings, and each "deleted" line too, whatever order the deletes were answered in.
+// the findings, whatever order the deletes were answered in; each "deleted" line is written as soon
+// as its delete was answered.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CheckReport, FIX_CONCURRENCY, REFUSED_IN_A_ROW } from '../cli/check.ts';
 import { addIPAddress, addServiceCIDR, type Cluster, cli, startCluster } from './cli-helpers.ts';
@@ -45,10 +46,15 @@ describe('check --fix on many leaks', () => {
       untried: [],
       declined: false,
     });
-    expect(r.stderr).toBe(
-      deleted.map((ip) => `deleted IPAddress ${ip}\n`).join('') +
-        'ipallocator: --fix was refused (403 Forbidden) for IPAddress 10.96.0.15; not fixed: 1 of 20 IPAddresses (1 refused (403 Forbidden))\n',
-    );
+    // each delete said as soon as it was answered: the one answered last, last
+    const said = r.stderr.split('\n');
+    expect(said.slice(0, deleted.length).sort()).toEqual(deleted.map((ip) => `deleted IPAddress ${ip}`).sort());
+    const answeredLast = c.double.requestsOf('delete')[1]!.path.split('/').pop();
+    expect(said[deleted.length - 1]).toBe(`deleted IPAddress ${answeredLast}`);
+    expect(said.slice(deleted.length)).toEqual([
+      'ipallocator: --fix was refused (403 Forbidden) for IPAddress 10.96.0.15; not fixed: 1 of 20 IPAddresses (1 refused (403 Forbidden))',
+      '',
+    ]);
     expect(r.code).toBe(2);
     // every leak was read again, with its Service, before its delete
     for (const ip of leaks) {
@@ -78,15 +84,14 @@ describe('check --fix on many leaks', () => {
     });
     const tried = leaks.slice(0, 1 + FIX_CONCURRENCY);
     expect(r.code).toBe(130);
-    expect(r.stderr).toBe(
-      `deleted IPAddress ${tried[0]}\n` +
-        `Interrupted: stopping after the ${FIX_CONCURRENCY} IPAddresses under way (interrupt again to end at once).\n` +
-        tried
-          .slice(1)
-          .map((ip) => `deleted IPAddress ${ip}\n`)
-          .join('') +
-        'ipallocator: --fix stopped: interrupted (Ctrl-C)\n',
-    );
+    // the first leak's line before the interrupt, the others' in the order their deletes were answered
+    const said = r.stderr.split('\n');
+    expect(said[0]).toBe(`deleted IPAddress ${tried[0]}`);
+    expect(said.filter((l) => l.startsWith('Interrupted'))).toEqual([
+      `Interrupted: stopping after the ${FIX_CONCURRENCY} IPAddresses under way (interrupt again to end at once).`,
+    ]);
+    expect(said.filter((l) => l.startsWith('deleted')).sort()).toEqual(tried.map((ip) => `deleted IPAddress ${ip}`).sort());
+    expect(said.slice(-2)).toEqual(['ipallocator: --fix stopped: interrupted (Ctrl-C)', '']);
     const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
     expect([fixed.deleted, fixed.stoppedBy, fixed.untried]).toEqual([tried, 'interrupted (Ctrl-C)', leaks.slice(tried.length)]);
     expect(names(c)).toEqual(leaks.slice(tried.length));
@@ -103,9 +108,9 @@ describe('check --fix on many leaks', () => {
       `the API server refused delete ipaddresses.networking.k8s.io for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ` +
       'context "double" needs RBAC verb "delete" on resource "ipaddresses" (API group "networking.k8s.io") ' +
       '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: --fix stopped: ${stoppedBy}\n`]);
     const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
     const tried = fixed.failed.length;
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: --fix stopped: ${stoppedBy}\n`]);
     // those under way when the tenth refusal came were settled too: refused as well
     expect(tried).toBeGreaterThanOrEqual(REFUSED_IN_A_ROW);
     expect(tried).toBeLessThanOrEqual(REFUSED_IN_A_ROW + FIX_CONCURRENCY);
