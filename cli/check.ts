@@ -492,7 +492,8 @@ export async function fix(
   let started = 0;
   let underWay = 0;
   let stopping = false;
-  // what stopped it, the first to: a failure's message, or the refused request
+  // what stopped it, the first to: a failure's message, or the refused request (its message
+  // says how many were not tried, known once the leaks under way have settled)
   let stop: { error: string } | { refused: NonNullable<ObjectForbiddenError['refused']> } | undefined;
   // whether leak `i`, just settled refused, completes REFUSED_IN_A_ROW settled leaks in a row
   // (in the order of `names`) refused the same request
@@ -547,11 +548,13 @@ export async function fix(
   }
   result.untried = names.slice(started);
   if (stop !== undefined) {
+    const left = result.untried.length;
     result.stoppedBy =
       'error' in stop
         ? stop.error
         : `the API server refused ${stop.refused.request} for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ${stop.refused.rule} ` +
-          '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
+          '(its refusal does not say whether it is for every IPAddress or for these only)' +
+          (left === 0 ? '' : `, so ${counted(left, 'other was', 'others were')} not tried`);
   }
   // a signal during the last leak left nothing to stop, but the run was stopped all the
   // same: it says so, and ends as any interrupted run (a failure that stopped it is said instead)

@@ -107,10 +107,11 @@ describe('check --fix on many leaks', () => {
     const stoppedBy =
       `the API server refused delete ipaddresses.networking.k8s.io for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ` +
       'context "double" needs RBAC verb "delete" on resource "ipaddresses" (API group "networking.k8s.io") ' +
-      '(its refusal does not say whether it is for every IPAddress or for these only), so the others were not tried';
+      '(its refusal does not say whether it is for every IPAddress or for these only), so ';
     const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
     const tried = fixed.failed.length;
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: --fix stopped: ${stoppedBy}\n`]);
+    const untried = `${leaks.length - tried} others were not tried`;
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: --fix stopped: ${stoppedBy}${untried}\n`]);
     // those under way when the tenth refusal came were settled too: refused as well
     expect(tried).toBeGreaterThanOrEqual(REFUSED_IN_A_ROW);
     expect(tried).toBeLessThanOrEqual(REFUSED_IN_A_ROW + FIX_CONCURRENCY);
@@ -118,11 +119,21 @@ describe('check --fix on many leaks', () => {
       deleted: [],
       skipped: [],
       failed: leaks.slice(0, tried).map((ip) => ({ ip, error: expect.stringMatching(/^permission denied: /), denied: true })),
-      stoppedBy,
+      stoppedBy: stoppedBy + untried,
       untried: leaks.slice(tried),
       declined: false,
     });
     expect(c.double.requestsOf('delete')).toHaveLength(tried);
+  });
+
+  it(`says no IPAddress was left untried when the ${REFUSED_IN_A_ROW}th refusal in a row came from the last leak`, async () => {
+    const leaks = [...Array(REFUSED_IN_A_ROW).keys()].map((i) => `10.96.0.${10 + i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    c.double.denyAccess('delete', 'ipaddresses');
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
+    expect([fixed.failed.length, fixed.untried]).toEqual([leaks.length, []]);
+    expect(fixed.stoppedBy).toMatch(/\(its refusal does not say whether it is for every IPAddress or for these only\)$/);
   });
 
   it('refusals about Services (RBAC per namespace) or about IPAddresses interrupted by one allowed do not stop it', async () => {
