@@ -453,7 +453,9 @@ type Settled =
  * the others proceed; a failure every further request would meet too (a ClusterError: no answer,
  * 401) is recorded and no further leak is started, the rest untried — a stalled server would
  * otherwise cost a full request timeout per leak —, and so is the same request about an
- * IPAddress refused (403) for REFUSED_IN_A_ROW leaks in a row. Never throws.
+ * IPAddress refused (403) for REFUSED_IN_A_ROW leaks in a row. Never throws on the cluster's
+ * account: it throws only what a callback threw, which stops it as a signal does (no further
+ * leak is started), once the leaks under way have settled.
  *
  * The first leak is settled alone — a server that does not answer, or refuses the identity, is
  * met by one leak's requests —, then up to FIX_CONCURRENCY at once, each leak's own read, Service
@@ -495,6 +497,16 @@ export async function fix(
   // what stopped it, the first to: a failure's message, or the refused request (its message
   // says how many were not tried, known once the leaks under way have settled)
   let stop: { error: string } | { refused: NonNullable<ObjectForbiddenError['refused']> } | undefined;
+  // the first exception a callback threw: thrown once the leaks under way have settled
+  let thrown: { error: unknown } | undefined;
+  const tell = (call: () => void): void => {
+    try {
+      call();
+    } catch (e) {
+      thrown ??= { error: e };
+      stopping = true;
+    }
+  };
   // whether leak `i`, just settled refused, completes REFUSED_IN_A_ROW settled leaks in a row
   // (in the order of `names`) refused the same request
   const refusedRow = (i: number, request: string): boolean => {
@@ -510,7 +522,7 @@ export async function fix(
   };
   const settle = (i: number, s: Settled): void => {
     settled[i] = s;
-    if ('deleted' in s) options.onDeleted?.(s.deleted);
+    if ('deleted' in s) tell(() => options.onDeleted?.(s.deleted));
     if ('stops' in s && s.stops) {
       stopping = true;
       stop ??= { error: s.failed.error };
@@ -526,10 +538,10 @@ export async function fix(
     // report names every object deleted before the interrupt
     if (stopping || started === names.length || options.signal?.aborted === true) return false;
     const i = started++;
-    options.onProgress?.(i, names.length);
-    options.onUnderWay?.(++underWay);
+    tell(() => options.onProgress?.(i, names.length));
+    tell(() => options.onUnderWay?.(++underWay));
     const outcome = await fixOne(cluster, names[i]!, listed.find(names[i]!)?.uid, options);
-    options.onUnderWay?.(--underWay);
+    tell(() => options.onUnderWay?.(--underWay));
     settle(i, outcome);
     return true;
   };
@@ -547,6 +559,7 @@ export async function fix(
     else result.failed.push(s.failed);
   }
   result.untried = names.slice(started);
+  if (thrown !== undefined) throw thrown.error;
   if (stop !== undefined) {
     const left = result.untried.length;
     result.stoppedBy =
