@@ -477,8 +477,8 @@ export async function fix(
      * started, those under way are settled, and the result says so.
      */
     signal?: AbortSignal;
-    /** Called as each leak is started, with how many were started before it. */
-    onProgress?: (started: number, total: number) => void;
+    /** Called before the first leak and as each leak settles, with how many have settled. */
+    onProgress?: (settled: number, total: number) => void;
     /** Called with each IPAddress deleted, as soon as its delete is confirmed (in the order the answers came). */
     onDeleted?: (name: string) => void;
     /** Called with how many leaks are under way, whenever that changes. */
@@ -492,6 +492,7 @@ export async function fix(
   // what became of each leak started, by its index in `names`
   const settled: (Settled | undefined)[] = [];
   let started = 0;
+  let done = 0;
   let underWay = 0;
   let stopping = false;
   // what stopped it, the first to: a failure's message, or the refused request (its message
@@ -538,11 +539,12 @@ export async function fix(
     // report names every object deleted before the interrupt
     if (stopping || started === names.length || options.signal?.aborted === true) return false;
     const i = started++;
-    tell(() => options.onProgress?.(i, names.length));
+    if (i === 0) tell(() => options.onProgress?.(0, names.length));
     tell(() => options.onUnderWay?.(++underWay));
     const outcome = await fixOne(cluster, names[i]!, listed.find(names[i]!)?.uid, options);
     tell(() => options.onUnderWay?.(--underWay));
     settle(i, outcome);
+    tell(() => options.onProgress?.(++done, names.length));
     return true;
   };
   if (await next()) {

@@ -775,7 +775,7 @@ async function fixInterruptibly(
   io: Io,
   run: (options: {
     signal: AbortSignal;
-    onProgress?: (tried: number, total: number) => void;
+    onProgress?: (settled: number, total: number) => void;
     onDeleted?: (name: string) => void;
     onUnderWay?: (count: number) => void;
   }) => Promise<FixResult>,
@@ -791,8 +791,8 @@ async function fixInterruptibly(
     );
   });
   let progress = false;
-  const onProgress = (tried: number, total: number) => {
-    io.stderr.write(`${CLEAR_LINE}fixing ipaddresses: ${formatCount(tried)} of ${formatCount(total)}`);
+  const onProgress = (settled: number, total: number) => {
+    io.stderr.write(`${CLEAR_LINE}fixing ipaddresses: ${formatCount(settled)} of ${formatCount(total)}`);
     progress = true;
   };
   const onDeleted = (name: string) => io.stderr.write(`deleted IPAddress ${shown(named(name))}\n`);

@@ -1348,12 +1348,14 @@ describe('ipallocator check', () => {
     expect(c.double.requestsOf('get')).toHaveLength(0);
   });
 
-  it('on a terminal, --fix shows how many leaks it has tried, and clears the line before the report', async () => {
+  it('on a terminal, --fix shows how many leaks it has done (settled), and clears the line before the report', async () => {
     for (const n of [30, 31, 32]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
     const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later, tty: true });
     expect(r.code).toBe(0);
     const fixing = r.stderr.slice(r.stderr.indexOf('\r\x1b[Kfixing'));
-    expect(fixing).toBe('\r\x1b[Kfixing ipaddresses: 0 of 3\r\x1b[Kfixing ipaddresses: 1 of 3\r\x1b[Kfixing ipaddresses: 2 of 3\r\x1b[K');
+    expect(fixing).toBe(
+      '\r\x1b[Kfixing ipaddresses: 0 of 3\r\x1b[Kfixing ipaddresses: 1 of 3\r\x1b[Kfixing ipaddresses: 2 of 3\r\x1b[Kfixing ipaddresses: 3 of 3\r\x1b[K',
+    );
     expect(names(c.double)).toEqual([]);
   });
 
