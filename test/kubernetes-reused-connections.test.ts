@@ -5,6 +5,7 @@
 // carry the requests of another.
 import { Agent } from 'node:https';
 import { type Cluster, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ErrDestroyed } from '../adapters/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
@@ -228,6 +229,33 @@ describe('with client-node 1.x, which makes an http.Agent per request', () => {
     closeReusedConnections(kc, () => new ErrDestroyed('KubernetesStore'));
     expect(destroyed.map((d) => d.mock.calls.length)).toEqual([0, 1]); // the retired one keeps nothing open
     expect(() => agentFor(kc, 'b')).toThrow(ErrDestroyed);
+  });
+});
+
+describe('with client-node 1.x itself', () => {
+  // Regression: the watch path (applyToHTTPSOptions) passes many options set to undefined that
+  // the request path (applySecurityAuthentication) leaves out: each got an agent of its own, and
+  // every watch restart retired the requests' agent, and the other way round
+  it('a watch and the requests beside it share one agent: options set to undefined are no difference', async () => {
+    const kc = new KubeConfig1();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const reusing = withReusedConnections(kc as unknown as KubeConfig) as unknown as KubeConfig1;
+    const requestAgent = async (): Promise<unknown> => {
+      let agent: unknown;
+      const context = { setHeaderParam() {}, setAgent: (a: unknown) => (agent = a) };
+      await reusing.applySecurityAuthentication(context as never);
+      return agent;
+    };
+    const first = await requestAgent();
+    const watch: { agent?: unknown } = {};
+    await reusing.applyToHTTPSOptions(watch as never);
+    expect(watch.agent).toBe(first);
+    expect(await requestAgent()).toBe(first);
   });
 });
 

@@ -321,7 +321,8 @@ function routeKey(cluster: Cluster | null): string {
  * What makes two requests' dispatchers interchangeable: the server (its scheme decides how a
  * proxy is asked), the proxy, and every TLS option client-node passes (CA, client certificate and
  * key, passphrase, server name, verification; a function, as the check of the server's names, by
- * its identity, as two closures of one source text may check differently). Hashed, so that the
+ * its identity, as two closures of one source text may check differently), an option set to
+ * undefined as one left out. Hashed, so that the
  * key material is not held a second time in the map's keys. Each part goes in with its length: a
  * separator alone could be inside a value (a NUL byte in a key file), and two different settings
  * would then hash the same.
@@ -345,7 +346,9 @@ function dispatcherKey(cluster: Cluster | null, agentOptions: Record<string, unk
   };
   add('server', cluster?.server);
   add('proxy', cluster?.proxyUrl);
-  for (const name of Object.keys(agentOptions).sort()) add(name, agentOptions[name]);
+  // an option set to undefined is one not set: client-node 1.x passes many so on a watch's way
+  // (applyToHTTPSOptions) and leaves them out on a request's (applySecurityAuthentication)
+  for (const name of Object.keys(agentOptions).sort()) if (agentOptions[name] !== undefined) add(name, agentOptions[name]);
   return hash.digest('base64');
 }
 
