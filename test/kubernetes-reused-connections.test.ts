@@ -3,7 +3,9 @@
 // transport cache (k8s.io/client-go/transport/cache.go, tlsTransportCache) keys its transports by
 // the whole TLS configuration: a connection made with one client certificate would otherwise
 // carry the requests of another.
+import { createServer, get as httpGet, Agent as HttpAgent } from 'node:http';
 import { Agent } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { type Cluster, KubeConfig } from '@kubernetes/client-node';
 import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -257,6 +259,38 @@ describe('with client-node 1.x itself', () => {
     expect(watch.agent).toBe(first);
     expect(await requestAgent()).toBe(first);
   });
+});
+
+describe('with client-node 1.x, a connection kept alive', () => {
+  // Regression: kube-apiserver sends no Keep-Alive timeout hint, so an idle connection was kept
+  // until the server closed it, and a request written as it did was lost
+  it('is closed by the client once idle a few seconds, as undici closes its own', async () => {
+    const closedByClient: number[] = [];
+    const server = createServer((_req, res) => res.end('{}'));
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (socket) => socket.on('end', () => closedByClient.push(Date.now())));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const made: HttpAgent[] = [];
+      const kc = withReusedConnections({
+        createAgent: (_cluster: Cluster | null, agentOptions: Record<string, unknown>) => {
+          const agent = new HttpAgent(agentOptions);
+          made.push(agent);
+          return agent;
+        },
+      } as unknown as KubeConfig);
+      const agent = (kc as unknown as { createAgent: MakeDispatcher }).createAgent(cluster, {}) as HttpAgent;
+      const { port } = server.address() as AddressInfo;
+      await new Promise<void>((resolve, reject) =>
+        httpGet({ host: '127.0.0.1', port, agent }, (res) => res.resume().on('end', resolve)).on('error', reject),
+      );
+      await until(() => closedByClient.length === 1, 'the idle connection closed by the client');
+      expect(made).toHaveLength(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 15_000);
 });
 
 describe('after closeReusedConnections', () => {

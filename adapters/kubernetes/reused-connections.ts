@@ -151,6 +151,14 @@ class Connections {
   }
 }
 
+/**
+ * How long a kept-alive connection of client-node 1.x (an http.Agent's free socket) may sit idle
+ * before it is closed, as undici closes its own after 4 s: kube-apiserver sends no Keep-Alive
+ * timeout hint, so without one the agent would keep it until the server closes it, and a
+ * request written as the server did would be lost (reset after it was sent).
+ */
+const IDLE_CONNECTION_MS = 4_000;
+
 /** The connections of each KubeConfig of withReusedConnections. */
 const connectionsOf = new WeakMap<object, Connections>();
 
@@ -171,7 +179,8 @@ export function withReusedConnections(kc: KubeConfig): KubeConfig {
   if (typeof make !== 'function') {
     (reusing as unknown as MakesAgents).createAgent = function (this: unknown, cluster, agentOptions) {
       return reused(connections, this, cluster, agentOptions, (key) => {
-        const agent = createAgent!.call(this, cluster, { ...agentOptions, keepAlive: true }) as KeptAlive;
+        // an http.Agent's timeout ends a free socket idle that long; one in use is let be
+        const agent = createAgent!.call(this, cluster, { ...agentOptions, keepAlive: true, timeout: IDLE_CONNECTION_MS }) as KeptAlive;
         return { key, dispatcher: closingAgent(agent), handedOut: agent as unknown as Dispatcher, retired: false };
       });
     };
