@@ -488,8 +488,6 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
     expect(d.requests).toEqual([]);
   });
 
-  // Regression: the request that waited was said to have had its plugin not answer, and stopped;
-  // none was started for it, and the other request's plugin ran on.
   // Regression: with source maps applied, client-node's frames name its TypeScript sources
   // (src/exec_auth.ts), and its exec failures were not told apart: said as client-node's own
   // message, a token among the args included.
@@ -532,6 +530,8 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
     }, 20_000);
   });
 
+  // Regression: the request that waited was said to have had its plugin not answer, and stopped;
+  // none was started for it, and the other request's plugin ran on.
   it('a request whose deadline passes while it waits behind another request’s run of the plugin says so; that run goes on', async () => {
     const plugin = writePlugin(dir, 'while [ ! -f "$dir/go" ]; do sleep 0.05; done');
     const kc = kubeConfig(plugin);
