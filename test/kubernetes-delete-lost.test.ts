@@ -192,6 +192,26 @@ describe.each(BOTH_CLIENT_NODES)('client-node %s: a delete whose answer was lost
       expect((err as Error).message.endsWith(`; ${rejected(uid, otherUid)}`)).toBe(true);
       expect([deletes(), d.requestsOf('get').length, uids()]).toEqual([[null, { uid }], 2, [otherUid]]);
     });
+    it('deleted again on its uid after a read-back found it, that send waiting out a 500 before its 409: the error says both', async () => {
+      const { s, uid } = await holdingUnread('10.0.0.1', REQUEST_TIMEOUT_MS);
+      d.holdWatches();
+      d.dropBeforeCommit('delete');
+      const read = d.holdReply('get');
+      const deleting = s.delete('10.0.0.1');
+      await Promise.race([read.applied, deleting.catch(() => {})]);
+      d.remove('10.0.0.1');
+      const other = d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: WEB } });
+      const otherUid = (other as { metadata: { uid: string } }).metadata.uid;
+      d.failNext('delete', 1, 500, undefined, 1);
+      read.release();
+      const err = await outcome(deleting);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as Error).message).toMatch(
+        /^delete ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": .+; read back, the object it meant was still there; sent again, the server answered 500 once with a Retry-After, waited out as it asked; sent again naming the uid it meant, it met another object of that name \(409 Conflict\); /,
+      );
+      expect(uids()).toEqual([otherUid]);
+      expect(deletes()).toContainEqual({ uid });
+    });
   });
 
   it('sent again after a ServerTimeout and met by a 409, the read-back failing: the error names the 500 the first send met and says the outcome is unknown', async () => {

@@ -476,10 +476,15 @@ interface ReadBack {
  * among them) — that met an object of its name (409), which may be the one its earlier send
  * stored: `create ipaddresses.networking.k8s.io "10.96.0.10": fetch failed: …; sent again, it met
  * an object of that name (409 AlreadyExists)`, or `…: the server answered 500 once with a
- * Retry-After, waited out as it asked; sent again, it met …`. Its cause is `earlier`.
+ * Retry-After, waited out as it asked; sent again, it met …`; both when the send after the
+ * read-back waited out a 5xx too (`fetch failed: …; sent again, the server answered 500 once …;
+ * sent again, it met …`). Its cause is `earlier`.
  */
 function metOnResend(name: string, earlier: Error | undefined, waitedOut: string | undefined): KubernetesApiError {
-  const before = earlier === undefined ? afterWaits(waitedOut, 'create', name) : detailOf(earlier, 'create', RESOURCE, name);
+  const before =
+    earlier === undefined
+      ? afterWaits(waitedOut, 'create', name)
+      : detailOf(earlier, 'create', RESOURCE, name) + (waitedOut === undefined ? '' : `; sent again, ${waitedOut}`);
   return new KubernetesApiError(
     'create',
     RESOURCE,
@@ -515,8 +520,10 @@ function afterWaits(waitedOut: string | undefined, verb: 'create' | 'delete', na
  * (`conflict`: 409, the uid precondition failed): `delete ipaddresses.networking.k8s.io
  * "10.96.0.10": the server answered 500 once with a Retry-After, waited out as it asked; sent again
  * naming the uid it meant, it met another object of that name (409 Conflict)`, or `…: fetch
- * failed: …; read back, the object it meant was still there; sent again naming …`. Its code and
- * Status are the 409's.
+ * failed: …; read back, the object it meant was still there; sent again naming …`; both when the
+ * send after the read-back waited out a 5xx too (`…; read back, the object it meant was still
+ * there; sent again, the server answered 500 once …; sent again naming …`). Its code and Status
+ * are the 409's.
  */
 function conflictOnResend(
   name: string,
@@ -527,7 +534,8 @@ function conflictOnResend(
   const before =
     earlier === undefined
       ? afterWaits(waitedOut, 'delete', name)
-      : `${detailOf(earlier, 'delete', RESOURCE, name)}; read back, the object it meant was still there`;
+      : `${detailOf(earlier, 'delete', RESOURCE, name)}; read back, the object it meant was still there` +
+        (waitedOut === undefined ? '' : `; sent again, ${waitedOut}`);
   return new KubernetesApiError(
     'delete',
     RESOURCE,
