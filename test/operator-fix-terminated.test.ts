@@ -25,6 +25,10 @@ describe('ipallocator check --fix ended by SIGTERM', () => {
     const leaks = Array.from({ length: 20 }, (_, i) => `10.96.0.${100 + i}`);
     for (const [i, ip] of leaks.entries()) addIPAddress(c.double, ip, { namespace: 'shop', name: `gone-${i}` });
     c.double.setLatency(150, 'delete'); // a busy API server: each delete takes a while
+    // the first leak's read answered at once, the next one's only after the signal: its object is
+    // still there when the signal comes, whatever the machine's load
+    const [first, held] = [c.double.holdReply('get'), c.double.holdReply('get')];
+    void first.applied.then(() => first.release());
 
     const args = ['check', '--fix', '--yes', '--grace', '0s', '--kubeconfig', c.kubeconfig];
     const child = spawn(
@@ -41,10 +45,12 @@ describe('ipallocator check --fix ended by SIGTERM', () => {
     const ended = new Promise<void>((resolve) => child.on('close', () => resolve()));
 
     const gone = () => leaks.filter((ip) => !c.double.objects().some((o) => o.metadata.name === ip));
+    await held.applied;
     await until(() => gone().length >= 3, 'three deletes');
     // at once: an answer still on its way belongs to the leak under way, which the signal lets finish
     const deletedBeforeSignal = gone();
     child.kill('SIGTERM');
+    held.release();
     await ended;
 
     expect(deletedBeforeSignal.length).toBeLessThan(leaks.length); // the signal came mid-run
