@@ -69,6 +69,7 @@ import {
   redirectedTo,
   redirectLocation,
   redirectedToBlockedPort,
+  terminalEchoLeftOut,
   translate,
 } from '../adapters/kubernetes/errors.ts';
 import {
@@ -721,6 +722,13 @@ export class Cluster {
    * ClusterError when every further request would fail too (no answer, 401, 403).
    */
   private explain(err: unknown, verb: 'list' | 'get' | 'delete', resource: ResourceRef, name?: string): CliError {
+    const explained = this.explained(err, verb, resource, name);
+    // an exec plugin's line on stderr already shown on the terminal this error goes to: not twice
+    explained.message = terminalEchoLeftOut(explained.message);
+    return explained;
+  }
+
+  private explained(err: unknown, verb: 'list' | 'get' | 'delete', resource: ResourceRef, name?: string): CliError {
     const apiError = translate(err, verb, qualified(resource), name);
     const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
     // the Status's message cut as the library cuts it in KubernetesApiError's message

@@ -21,6 +21,7 @@ import {
   KubernetesStore,
   type KubernetesStoreOptions,
 } from '../adapters/kubernetes/index.ts';
+import { terminalEchoLeftOut } from '../adapters/kubernetes/errors.ts';
 import { superviseExecPlugins } from '../adapters/kubernetes/exec-plugins.ts';
 import { openWatch } from '../adapters/kubernetes/watch-request.ts';
 import { cli } from './cli-helpers.ts';
@@ -353,12 +354,13 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       });
     });
 
-    // Regression: on a terminal the user read it twice, as it came and again in the failure.
+    // Regression: on a terminal the command line showed it twice, as it came and again in the
+    // failure; and a library user's error, logged elsewhere, lost it.
     it.each([
       ['exits with a status other than 0', 'exit 1', 'failed: it exited with a status other than 0'],
       ['exits 0 printing nothing', 'exit 0', 'exited with status 0 but printed nothing'],
     ])(
-      'a plugin that writes on stderr and %s: on a terminal, shown there once, and the failure says so without repeating it',
+      'a plugin that writes on stderr and %s: on a terminal, shown there once; the failure quotes it, and says it was passed on where shown on that terminal',
       async (_what, end, failed) => {
         await withStderr(true, async (said) => {
           const failing = writePlugin(dir, `echo 'error: the login expired' >&2; ${end}`);
@@ -366,8 +368,10 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
           expect(err).toBeInstanceOf(KubernetesApiError);
           const message = (err as Error).message;
           expect(message).toContain(failed);
-          expect(message).toContain('wrote on stderr (passed on to the terminal as it came, not repeated here)');
-          expect(message).not.toContain('login expired');
+          expect(message).toContain('wrote on stderr: error: the login expired');
+          const onTerminal = terminalEchoLeftOut(message);
+          expect(onTerminal).toContain('wrote on stderr (passed on to the terminal as it came, not repeated here)');
+          expect(onTerminal).not.toContain('login expired');
           expect(occurrences(said.join(''), 'error: the login expired')).toBe(1);
         });
       },

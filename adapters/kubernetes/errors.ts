@@ -753,17 +753,43 @@ function pluginStderrLine(e: unknown): string | undefined {
 
 /**
  * `wrote on stderr: ` and `said`, the first line an exec plugin whose run failed with `e` wrote
- * there — or, when all it wrote went on to a terminal as it came (exec-plugins.ts), that it did,
- * for the user has read it there: not twice. A stderr that is no terminal (a log, a pipe, one a
- * program reads) may be far from where the failure is shown: it is quoted.
+ * there. Quoted also when all it wrote went on to the process's stderr, a terminal, as it came
+ * (exec-plugins.ts): a library's error may be logged far from that terminal. Only a program that
+ * shows the error on that same terminal leaves it out (terminalEchoLeftOut).
  */
 function wroteOnStderr(e: unknown, said: string): string {
-  if (typeof e === 'object' && e !== null && stderrOfFailure.get(e)?.onTerminal === true) {
-    return 'wrote on stderr (passed on to the terminal as it came, not repeated here)';
-  }
   // shown with every character a reader could not see escaped, as an answer's text is: a
   // plugin's colours or a screen clear must not reach a terminal through a log line
-  return `wrote on stderr: ${showUnseen(cutMessage(said))}`;
+  const quoted = `wrote on stderr: ${showUnseen(cutMessage(said))}`;
+  if (typeof e === 'object' && e !== null && stderrOfFailure.get(e)?.onTerminal === true) {
+    echoedOnTerminal.delete(quoted);
+    echoedOnTerminal.add(quoted);
+    if (echoedOnTerminal.size > ECHOES_KEPT) echoedOnTerminal.delete(echoedOnTerminal.values().next().value!);
+  }
+  return quoted;
+}
+
+/** How many of the latest echoedOnTerminal are kept: a process's plugins fail with a few lines at most. */
+const ECHOES_KEPT = 16;
+
+/**
+ * The words that quote an exec plugin's line on stderr (wroteOnStderr) that went on to the
+ * process's stderr, a terminal, as it came: the latest ECHOES_KEPT, oldest first.
+ */
+const echoedOnTerminal = new Set<string>();
+
+/**
+ * `message` for a program that shows it on the terminal that is the process's stderr: where it
+ * quotes what an exec plugin wrote on stderr that already went on to that terminal as it came, it
+ * says so instead of showing it twice. `message` itself otherwise.
+ * @internal
+ */
+export function terminalEchoLeftOut(message: string): string {
+  let shown = message;
+  for (const quoted of echoedOnTerminal) {
+    shown = shown.replaceAll(quoted, 'wrote on stderr (passed on to the terminal as it came, not repeated here)');
+  }
+  return shown;
 }
 
 /**
