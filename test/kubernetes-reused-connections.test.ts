@@ -4,7 +4,6 @@
 // the whole TLS configuration: a connection made with one client certificate would otherwise
 // carry the requests of another.
 import { createServer, get as httpGet, Agent as HttpAgent } from 'node:http';
-import { Agent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type Cluster, KubeConfig } from '@kubernetes/client-node';
 import { KubeConfig as KubeConfig1 } from 'client-node-1';
@@ -204,33 +203,52 @@ describe('a context switched between users', () => {
 
 describe('with client-node 1.x, which makes an http.Agent per request', () => {
   /** A 1.x KubeConfig as far as withReusedConnections reads it: each agent new, made with the options given. */
-  function making1x(): { kc: KubeConfig; made: Agent[] } {
-    const made: Agent[] = [];
+  function making1x(): { kc: KubeConfig; made: HttpAgent[] } {
+    const made: HttpAgent[] = [];
     const kc = {
       createAgent: (_cluster: Cluster | null, agentOptions: Record<string, unknown>) => {
-        const agent = new Agent(agentOptions);
+        const agent = new HttpAgent(agentOptions);
         made.push(agent);
         return agent;
       },
     };
     return { kc: withReusedConnections(kc as unknown as KubeConfig), made };
   }
-  const agentFor = (kc: KubeConfig, cert: string): unknown =>
-    (kc as unknown as { createAgent: MakeDispatcher }).createAgent(cluster, { cert: Buffer.from(cert) });
+  const agentFor = (kc: KubeConfig, cert: string): HttpAgent =>
+    (kc as unknown as { createAgent: MakeDispatcher }).createAgent(cluster, { cert: Buffer.from(cert) }) as HttpAgent;
 
-  // Regression: each request had an agent of its own, without keep-alive: a TLS connection per request
-  it('the same options give the same agent, made with keep-alive; a rotated certificate retires the one before, and close destroys them', async () => {
-    const { kc, made } = making1x();
-    const first = agentFor(kc, 'a');
-    expect(agentFor(kc, 'a')).toBe(first);
-    expect(made.map((a) => (a as Agent & { keepAlive: boolean }).keepAlive)).toEqual([true]);
-    agentFor(kc, 'b');
-    await settled();
-    expect(made.map((a) => (a as Agent & { keepAlive: boolean }).keepAlive)).toEqual([false, true]); // a connection handed back to the first is closed
-    const destroyed = made.map((a) => vi.spyOn(a, 'destroy'));
-    closeReusedConnections(kc, () => new ErrDestroyed('KubernetesStore'));
-    expect(destroyed.map((d) => d.mock.calls.length)).toEqual([0, 1]); // the retired one keeps nothing open
-    expect(() => agentFor(kc, 'b')).toThrow(ErrDestroyed);
+  // Regression: each request had an agent of its own, without keep-alive: a connection per request
+  it('the same options share one kept-alive connection; a rotated certificate closes the one before, and close ends them all', async () => {
+    let accepted = 0;
+    let open = 0;
+    const server = createServer((_req, res) => res.end('{}'));
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (socket) => {
+      accepted++;
+      open++;
+      socket.on('close', () => open--);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const send = (agent: HttpAgent) =>
+      new Promise<void>((resolve, reject) =>
+        httpGet({ host: '127.0.0.1', port, agent }, (res) => res.resume().on('end', resolve)).on('error', reject),
+      );
+    try {
+      const { kc, made } = making1x();
+      await send(agentFor(kc, 'a'));
+      await send(agentFor(kc, 'a'));
+      expect([made.length, accepted, open]).toEqual([1, 1, 1]); // one connection, kept open and used again
+      await send(agentFor(kc, 'b'));
+      await until(() => open === 1, 'the connection of the certificate before closed');
+      expect([made.length, accepted]).toEqual([2, 2]);
+      closeReusedConnections(kc, () => new ErrDestroyed('KubernetesStore'));
+      await until(() => open === 0, 'every connection closed');
+      expect(() => agentFor(kc, 'b')).toThrow(ErrDestroyed);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
