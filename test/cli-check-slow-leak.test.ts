@@ -1,5 +1,5 @@
 // check --fix with one leak slower than the others (its get held): what the stop after refusals and
-// the trace of deletes on stderr promise must hold while it waits. Both fail today.
+// the trace of deletes on stderr promise must hold while it waits.
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
