@@ -3,10 +3,7 @@
 // transport cache (k8s.io/client-go/transport/cache.go, tlsTransportCache) keys its transports by
 // the whole TLS configuration: a connection made with one client certificate would otherwise
 // carry the requests of another.
-import { createServer, get as httpGet, Agent as HttpAgent } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Cluster, KubeConfig } from '@kubernetes/client-node';
-import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ErrDestroyed } from '../adapters/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
@@ -199,116 +196,6 @@ describe('a context switched between users', () => {
       ['bob-own', false],
     ]);
   });
-});
-
-describe('with client-node 1.x, which makes an http.Agent per request', () => {
-  /** A 1.x KubeConfig as far as withReusedConnections reads it: each agent new, made with the options given. */
-  function making1x(): { kc: KubeConfig; made: HttpAgent[] } {
-    const made: HttpAgent[] = [];
-    const kc = {
-      createAgent: (_cluster: Cluster | null, agentOptions: Record<string, unknown>) => {
-        const agent = new HttpAgent(agentOptions);
-        made.push(agent);
-        return agent;
-      },
-    };
-    return { kc: withReusedConnections(kc as unknown as KubeConfig), made };
-  }
-  const agentFor = (kc: KubeConfig, cert: string): HttpAgent =>
-    (kc as unknown as { createAgent: MakeDispatcher }).createAgent(cluster, { cert: Buffer.from(cert) }) as HttpAgent;
-
-  // Regression: each request had an agent of its own, without keep-alive: a connection per request
-  it('the same options share one kept-alive connection; a rotated certificate closes the one before, and close ends them all', async () => {
-    let accepted = 0;
-    let open = 0;
-    const server = createServer((_req, res) => res.end('{}'));
-    server.keepAliveTimeout = 60_000;
-    server.on('connection', (socket) => {
-      accepted++;
-      open++;
-      socket.on('close', () => open--);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const send = (agent: HttpAgent) =>
-      new Promise<void>((resolve, reject) =>
-        httpGet({ host: '127.0.0.1', port, agent }, (res) => res.resume().on('end', resolve)).on('error', reject),
-      );
-    try {
-      const { kc, made } = making1x();
-      await send(agentFor(kc, 'a'));
-      await send(agentFor(kc, 'a'));
-      expect([made.length, accepted, open]).toEqual([1, 1, 1]); // one connection, kept open and used again
-      await send(agentFor(kc, 'b'));
-      await until(() => open === 1, 'the connection of the certificate before closed');
-      expect([made.length, accepted]).toEqual([2, 2]);
-      closeReusedConnections(kc, () => new ErrDestroyed('KubernetesStore'));
-      await until(() => open === 0, 'every connection closed');
-      expect(() => agentFor(kc, 'b')).toThrow(ErrDestroyed);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
-});
-
-describe('with client-node 1.x itself', () => {
-  // Regression: the watch path (applyToHTTPSOptions) passes many options set to undefined that
-  // the request path (applySecurityAuthentication) leaves out: each got an agent of its own, and
-  // every watch restart retired the requests' agent, and the other way round
-  it('a watch and the requests beside it share one agent: options set to undefined are no difference', async () => {
-    const kc = new KubeConfig1();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const reusing = withReusedConnections(kc as unknown as KubeConfig) as unknown as KubeConfig1;
-    const requestAgent = async (): Promise<unknown> => {
-      let agent: unknown;
-      const context = { setHeaderParam() {}, setAgent: (a: unknown) => (agent = a) };
-      await reusing.applySecurityAuthentication(context as never);
-      return agent;
-    };
-    const first = await requestAgent();
-    const watch: { agent?: unknown } = {};
-    await reusing.applyToHTTPSOptions(watch as never);
-    expect(watch.agent).toBe(first);
-    expect(await requestAgent()).toBe(first);
-  });
-});
-
-describe('with client-node 1.x, a connection kept alive', () => {
-  // Regression: kube-apiserver sends no Keep-Alive timeout hint, so an idle connection was kept
-  // until the server closed it, and a request written as it did was lost
-  it('is closed by the client once idle a few seconds, as undici closes its own', async () => {
-    const closedByClient: number[] = [];
-    const server = createServer((_req, res) => res.end('{}'));
-    server.keepAliveTimeout = 60_000;
-    server.on('connection', (socket) => socket.on('end', () => closedByClient.push(Date.now())));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const made: HttpAgent[] = [];
-      const kc = withReusedConnections({
-        createAgent: (_cluster: Cluster | null, agentOptions: Record<string, unknown>) => {
-          const agent = new HttpAgent(agentOptions);
-          made.push(agent);
-          return agent;
-        },
-      } as unknown as KubeConfig);
-      const agent = (kc as unknown as { createAgent: MakeDispatcher }).createAgent(cluster, {}) as HttpAgent;
-      const { port } = server.address() as AddressInfo;
-      await new Promise<void>((resolve, reject) =>
-        httpGet({ host: '127.0.0.1', port, agent }, (res) => res.resume().on('end', resolve)).on('error', reject),
-      );
-      await until(() => closedByClient.length === 1, 'the idle connection closed by the client');
-      expect(made).toHaveLength(1);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  }, 15_000);
 });
 
 describe('after closeReusedConnections', () => {

@@ -13,9 +13,6 @@
 // so every client built from the same kubeconfig shares its keep-alive connections. Here the
 // KubeConfig every request is sent with (config.ts kubeConfigAsSent) hands out one dispatcher per
 // setting it was asked for: the same server, proxy and TLS options give the same dispatcher.
-// client-node 1.x sends through an http.Agent instead, which it also makes anew for every request
-// (createAgent), without keep-alive: a TLS connection per request, closed after it. Its agents are
-// kept the same way, one per setting, made with keep-alive.
 //
 // One dispatcher is kept per server and proxy (a route) and user: a context switched to another
 // user and back finds the one it had, and users whose requests carry the same options (tokens, no
@@ -151,145 +148,75 @@ class Connections {
   }
 }
 
-/**
- * How long a kept-alive connection of client-node 1.x (an http.Agent's free socket) may sit idle
- * before it is closed, as undici closes its own after 4 s: kube-apiserver sends no Keep-Alive
- * timeout hint, so without one the agent would keep it until the server closes it, and a
- * request written as the server did would be lost (reset after it was sent).
- */
-const IDLE_CONNECTION_MS = 4_000;
-
 /** The connections of each KubeConfig of withReusedConnections. */
 const connectionsOf = new WeakMap<object, Connections>();
 
 /**
  * `kc` with one dispatcher per route and setting: an object that reads everything from `kc` (its
  * prototype) and whose createDispatcher gives the dispatcher it made before for the same server,
- * proxy and TLS options, and retires the route's previous one when they change. With client-node
- * 1.x, which sends through an http.Agent it makes anew for every request (createAgent), without
- * keep-alive, the same for its agents, made with keep-alive. `kc` itself when it makes neither.
+ * proxy and TLS options, and retires the route's previous one when they change. `kc` itself when
+ * it makes no dispatchers (client-node 1.x).
  * @internal
  */
 export function withReusedConnections(kc: KubeConfig): KubeConfig {
-  const { createDispatcher: make, createAgent } = kc as unknown as MakesDispatchers & MakesAgents;
-  if (typeof make !== 'function' && typeof createAgent !== 'function') return kc;
+  const make = (kc as unknown as MakesDispatchers).createDispatcher;
+  if (typeof make !== 'function') return kc;
   const connections = new Connections();
   const reusing = Object.create(kc) as KubeConfig;
-  connectionsOf.set(reusing, connections);
-  if (typeof make !== 'function') {
-    (reusing as unknown as MakesAgents).createAgent = function (this: unknown, cluster, agentOptions) {
-      return reused(connections, this, cluster, agentOptions, (key) => {
-        // an http.Agent's timeout ends a free socket idle that long; one in use is let be
-        const agent = createAgent!.call(this, cluster, { ...agentOptions, keepAlive: true, timeout: IDLE_CONNECTION_MS }) as KeptAlive;
-        return { key, dispatcher: closingAgent(agent), handedOut: agent as unknown as Dispatcher, retired: false };
-      });
-    };
-    return reusing;
-  }
   (reusing as unknown as MakesDispatchers).createDispatcher = function (this: unknown, cluster, agentOptions) {
-    return reused(connections, this, cluster, agentOptions, (key) => {
-      const remake = () => make.call(this, cluster, agentOptions) as Closable | undefined;
-      const dispatcher = remake();
-      // undefined: undici's global dispatcher, which keeps its connections itself
-      if (dispatcher === undefined) return undefined;
-      if (typeof dispatcher.dispatch !== 'function') {
-        // not an undici dispatcher (a caller's own createDispatcher): handed out as it is
-        return { key, dispatcher, handedOut: dispatcher as unknown as Dispatcher, retired: false };
-      }
-      const setting: Setting = {
-        key,
-        dispatcher,
-        retired: false,
-        handedOut: {
-          dispatch(options, handler) {
-            if (connections.closedWith !== undefined) throw connections.closedWith();
-            if (!setting.retired) return dispatcher.dispatch!(options, handler);
-            // handed out before the route's options changed, sent after: on connections of its own
-            const own = remake()!;
-            connections.retire(own); // closes once this request has ended
-            return own.dispatch!(options, handler);
-          },
-        },
-      };
-      return setting;
-    });
-  };
-  return reusing;
-}
-
-/**
- * What a request authenticated by `self` (the KubeConfig that asks) for `cluster` with
- * `agentOptions` is handed: the setting its user has on the route when the options are the same,
- * or one another user of the route has with them, else the one `make` makes (undefined: nothing
- * to keep, handed out as undefined); the user's setting before, when its options changed, is
- * retired unless another user still sends with it. Throws the owner's error once closed.
- */
-function reused(
-  connections: Connections,
-  self: unknown,
-  cluster: Cluster | null,
-  agentOptions: Record<string, unknown>,
-  make: (key: string) => Setting | undefined,
-): unknown {
-  if (connections.closedWith !== undefined) throw connections.closedWith();
-  const key = dispatcherKey(cluster, agentOptions);
-  let byUser = connections.current.get(routeKey(cluster));
-  if (byUser === undefined) connections.current.set(routeKey(cluster), (byUser = new Map()));
-  const user = userKey(self);
-  const known = byUser.get(user);
-  if (known?.key === key) return known.handedOut;
-  // the user's options changed (a client certificate rotated): its setting before is let go,
-  // unless another user of the route still sends with it
-  const leave = (): void => {
-    if (known === undefined) return;
-    byUser.delete(user);
-    if ([...byUser.values()].includes(known)) return;
-    known.retired = true;
-    connections.retire(known.dispatcher);
-  };
-  const same = [...byUser.values()].find((s) => s.key === key);
-  if (same !== undefined) {
+    if (connections.closedWith !== undefined) throw connections.closedWith();
+    const key = dispatcherKey(cluster, agentOptions);
+    let byUser = connections.current.get(routeKey(cluster));
+    if (byUser === undefined) connections.current.set(routeKey(cluster), (byUser = new Map()));
+    const user = userKey(this);
+    const known = byUser.get(user);
+    if (known?.key === key) return known.handedOut;
+    // the user's options changed (a client certificate rotated): its setting before is let go,
+    // unless another user of the route still sends with it
+    const leave = (): void => {
+      if (known === undefined) return;
+      byUser.delete(user);
+      if ([...byUser.values()].includes(known)) return;
+      known.retired = true;
+      connections.retire(known.dispatcher);
+    };
+    const same = [...byUser.values()].find((s) => s.key === key);
+    if (same !== undefined) {
+      leave();
+      byUser.set(user, same);
+      return same.handedOut;
+    }
+    const remake = () => make.call(this, cluster, agentOptions) as Closable | undefined;
+    const dispatcher = remake();
     leave();
-    byUser.set(user, same);
-    return same.handedOut;
-  }
-  const setting = make(key); // before leave(): a make that throws retires nothing
-  leave();
-  if (setting === undefined) return undefined;
-  byUser.set(user, setting);
-  return setting.handedOut;
-}
-
-/** How client-node 1.x makes the agent of a request (an http.Agent, or a proxy's agent built on it). */
-interface MakesAgents {
-  createAgent?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
-}
-
-/** An http.Agent made with keep-alive, as far as it is let go of here. */
-interface KeptAlive {
-  keepAlive?: boolean;
-  freeSockets?: Record<string, { destroy(): void }[] | undefined>;
-  destroy?: () => void;
-}
-
-/**
- * `agent` let go of as an undici dispatcher is: closed, its idle connections ended and each one
- * in use ended once its request has (an http.Agent without keep-alive closes a connection
- * handed back to it); destroyed, every connection ended now, and any made later by a request
- * handed it before ended after that request.
- */
-function closingAgent(agent: KeptAlive): Closable {
-  const close = (): void => {
-    agent.keepAlive = false;
-    for (const sockets of Object.values(agent.freeSockets ?? {})) for (const socket of sockets ?? []) socket.destroy();
+    // undefined: undici's global dispatcher, which keeps its connections itself
+    if (dispatcher === undefined) return undefined;
+    if (typeof dispatcher.dispatch !== 'function') {
+      // not an undici dispatcher (a caller's own createDispatcher): handed out as it is
+      const setting: Setting = { key, dispatcher, handedOut: dispatcher as unknown as Dispatcher, retired: false };
+      byUser.set(user, setting);
+      return dispatcher;
+    }
+    const setting: Setting = {
+      key,
+      dispatcher,
+      retired: false,
+      handedOut: {
+        dispatch(options, handler) {
+          if (connections.closedWith !== undefined) throw connections.closedWith();
+          if (!setting.retired) return dispatcher.dispatch!(options, handler);
+          // handed out before the route's options changed, sent after: on connections of its own
+          const own = remake()!;
+          connections.retire(own); // closes once this request has ended
+          return own.dispatch!(options, handler);
+        },
+      },
+    };
+    byUser.set(user, setting);
+    return setting.handedOut;
   };
-  return {
-    close,
-    destroy() {
-      close();
-      agent.destroy?.();
-    },
-  };
+  connectionsOf.set(reusing, connections);
+  return reusing;
 }
 
 /**
@@ -330,8 +257,7 @@ function routeKey(cluster: Cluster | null): string {
  * What makes two requests' dispatchers interchangeable: the server (its scheme decides how a
  * proxy is asked), the proxy, and every TLS option client-node passes (CA, client certificate and
  * key, passphrase, server name, verification; a function, as the check of the server's names, by
- * its identity, as two closures of one source text may check differently), an option set to
- * undefined as one left out. Hashed, so that the
+ * its identity, as two closures of one source text may check differently). Hashed, so that the
  * key material is not held a second time in the map's keys. Each part goes in with its length: a
  * separator alone could be inside a value (a NUL byte in a key file), and two different settings
  * would then hash the same.
@@ -355,9 +281,7 @@ function dispatcherKey(cluster: Cluster | null, agentOptions: Record<string, unk
   };
   add('server', cluster?.server);
   add('proxy', cluster?.proxyUrl);
-  // an option set to undefined is one not set: client-node 1.x passes many so on a watch's way
-  // (applyToHTTPSOptions) and leaves them out on a request's (applySecurityAuthentication)
-  for (const name of Object.keys(agentOptions).sort()) if (agentOptions[name] !== undefined) add(name, agentOptions[name]);
+  for (const name of Object.keys(agentOptions).sort()) add(name, agentOptions[name]);
   return hash.digest('base64');
 }
 
