@@ -1,0 +1,76 @@
+// A MetaAllocator's allocateNext whose store stops being ready during a create that collides, and
+// one whose strategy throws an ErrNotReady of its own: the answer is the same on both store paths
+// (synchronous operations, or promises only).
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { STRATEGIES } from '../adapters/builtin-strategies.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
+import type { IPAddressRecord } from '../adapters/store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { rejection } from './helpers.ts';
+
+/** A FaultyMemoryStore that runs `onCreate` once, at the start of its next create. */
+class HookedStore extends FaultyMemoryStore {
+  onCreate: (() => void) | null = null;
+  override createSync(record: IPAddressRecord): IPAddressRecord {
+    const hook = this.onCreate;
+    this.onCreate = null;
+    hook?.();
+    return super.createSync(record);
+  }
+}
+
+/** ServiceCIDRs `names`, the i-th listing 10.(96+i).0.0/28. */
+function sourceOf(names: string[]): InMemoryServiceCIDRs {
+  const source = new InMemoryServiceCIDRs();
+  names.forEach((name, i) => source.addServiceCIDR(name, [`10.9${6 + i}.0.0/28`]));
+  return source;
+}
+
+describe("MetaAllocator.allocateNext: the store's cache stops being synced during a create that collides", () => {
+  const cases = [['a'], ['a', 'b']].flatMap((names) => [true, false].map((syncOps) => [names.length, syncOps, names] as const));
+
+  it.each(cases)('%i range(s), synchronous store operations %s: ErrNotReady, not ErrFull, nothing created', async (_n, syncOps, names) => {
+    const store = new HookedStore({ syncOps });
+    const meta = new MetaAllocator('IPv4', sourceOf([...names]), { store, policy: 'ordered' });
+    onTestFinished(() => meta.destroy());
+    store.collideCreates(1);
+    store.onCreate = () => store.setSynced(false);
+    const err = await rejection(meta.allocateNext());
+    expect(err).toBeInstanceOf(ErrNotReady); // a /28 with 14 free addresses is not full
+    expect((err as Error).message).toContain(NOT_READY_WHY.noRangeReady);
+    expect(store.createCalls).toBe(1);
+    expect(store.records()).toEqual([]);
+  });
+});
+
+describe('MetaAllocator.allocateNext: a strategy that throws an ErrNotReady of its own, its range left as it was', () => {
+  it.each([true, false])('synchronous store operations %s: that error is the answer, no other range tried', async (syncOps) => {
+    const source = sourceOf(['a', 'b']);
+    const own = new ErrNotReady('the strategy could not ask its own backend');
+    let made = 0;
+    const strategy: AllocationStrategy = {
+      name: 'throws its own',
+      forRange(view) {
+        const inner = STRATEGIES['lowest-free'].forRange(view);
+        let first = made++ === 0; // a's range is made first
+        return {
+          choose(out) {
+            if (first) {
+              first = false;
+              throw own;
+            }
+            return inner.choose(out);
+          },
+        };
+      },
+    };
+    const store = new FaultyMemoryStore({ syncOps });
+    const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered', strategy });
+    onTestFinished(() => meta.destroy());
+    expect(await rejection(meta.allocateNext())).toBe(own);
+    expect(store.createCalls).toBe(0);
+  });
+});
