@@ -1,12 +1,14 @@
 // A MetaAllocator's allocateNext whose store stops being ready during a create that collides, and
 // one whose strategy throws an ErrNotReady of its own: the answer is the same on both store paths
-// (synchronous operations, or promises only).
+// (synchronous operations, or promises only). And a range destroyed by its store's cache as the
+// search asks it again, after a collision, whether it has synced.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
-import { ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
+import { Allocator } from '../adapters/allocator.ts';
+import { ErrDestroyed, ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { rejection } from './helpers.ts';
@@ -73,4 +75,52 @@ describe('MetaAllocator.allocateNext: a strategy that throws an ErrNotReady of i
     expect(await rejection(meta.allocateNext())).toBe(own);
     expect(store.createCalls).toBe(0);
   });
+});
+
+/**
+ * A FaultyMemoryStore whose next create collides, and whose cache's hasSynced() runs `act` once,
+ * the first time it is asked after that create (the search's question after the collision), then
+ * answers as before (synced).
+ */
+function destroyingOnSynced(syncOps: boolean, act: () => void): FaultyMemoryStore {
+  const store = new HookedStore({ syncOps });
+  let armed = false;
+  const cache = store.cache as { hasSynced(): boolean };
+  const asked = cache.hasSynced.bind(cache);
+  cache.hasSynced = () => {
+    if (armed) {
+      armed = false;
+      act();
+    }
+    return asked();
+  };
+  store.collideCreates(1);
+  store.onCreate = () => {
+    armed = true;
+  };
+  return store;
+}
+
+describe("allocateNext: the store's cache.hasSynced(), asked after a collision, destroys the range and answers true", () => {
+  it.each([true, false])('Allocator (synchronous store operations %s): ErrDestroyed, nothing created', async (syncOps) => {
+    let alloc: Allocator | undefined;
+    const store = destroyingOnSynced(syncOps, () => alloc!.destroy());
+    alloc = new Allocator('10.96.0.0/28', { store });
+    onTestFinished(() => alloc!.destroy());
+    expect(await rejection(alloc.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(store.records()).toEqual([]);
+  });
+
+  it.each([true, false])(
+    'MetaAllocator (synchronous store operations %s): its ServiceCIDR deleted there, the next range answers',
+    async (syncOps) => {
+      const source = sourceOf(['a', 'b']);
+      const store = destroyingOnSynced(syncOps, () => source.deleteServiceCIDR('a'));
+      const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered' });
+      onTestFinished(() => meta.destroy());
+      const ip = await meta.allocateNext();
+      expect(ip.startsWith('10.97.0.')).toBe(true);
+      expect(store.records().map((r) => r.name)).toEqual([ip]);
+    },
+  );
 });
