@@ -480,12 +480,16 @@ export class Allocator implements IPAllocator, Disposable {
    * op is recycled only once read: the rebuild reads the store's cache, whose code may call this
    * allocator, and a call would take a recycled op and write its own address over op's. A range
    * no longer ready (setReady(false), or its store's cache not synced since the search began)
-   * ends the search as one that starts there does: NOT_READY, no other address tried.
+   * ends the search as one that starts there does: NOT_READY, no other address tried. The
+   * cache's hasSynced() may itself destroy this allocator (its ServiceCIDR deleted there) or stop
+   * its searches, whatever it answers: that is looked at after it, and ends the search too.
    */
   private nextAfter(op: Op, s: Search): Op | null {
     if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
-    if (!this.isReady()) {
-      if (!this.destroyed) s.refused = NOT_READY; // destroyed by the cache's hasSynced: liveAfterSearch says so
+    const ready = this.isReady();
+    if (this.destroyed || this.shared.stopping) return null; // by the cache's hasSynced(): liveAfterSearch says why
+    if (!ready) {
+      s.refused = NOT_READY;
       return null;
     }
     const index = this.taken.fresh()!;
