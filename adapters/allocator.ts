@@ -86,9 +86,14 @@ const ALLOCATOR_OPTIONS: Record<keyof IndexedAllocatorOptions, true> = {
   strategy: true,
 };
 
-/** allocateNext's answers other than an address (Search.refused). */
-const NOT_READY = -2;
-const FULL = -1;
+/**
+ * allocateNext's answers other than an address (Search.refused), as allocateNextNow gives them.
+ * @internal for MetaAllocator
+ */
+export const NOT_READY = -2;
+export const FULL = -1;
+/** NOT_READY or FULL. @internal */
+export type NoAddress = typeof NOT_READY | typeof FULL;
 /** The band of a strategy's choice (the strategy keeps to the bands itself). */
 const BAND_CHOSEN = 2;
 
@@ -386,23 +391,34 @@ export class Allocator implements IPAllocator, Disposable {
    * its counterpart tryAllocateNext()).
    */
   tryAllocateNextNow(this: object, owner?: ParentRef | null): string | null;
-  /** @internal MetaAllocator's first pass: `freeOnly` as allocateNextFreeOnly's */
-  tryAllocateNextNow(this: object, owner: ParentRef | null | undefined, freeOnly: FreeOnlyPass | null): string | null;
-  tryAllocateNextNow(this: Allocator, owner?: ParentRef | null, freeOnly: FreeOnlyPass | null = null): string | null {
+  tryAllocateNextNow(this: Allocator, owner?: ParentRef | null): string | null {
     try {
       this.live();
       this.taken.refuseInsideStrategy();
       const sync = this.store.sync;
       if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
-      const r = this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
+      const r = this.allocateNextSync(sync, checkParentRef(owner), null);
       return typeof r === 'string' ? r : null;
     } catch (e) {
       throw orUnbound(e, this, 'tryAllocateNextNow');
     }
   }
 
+  /**
+   * tryAllocateNextNow() answering why there is no address, NOT_READY or FULL, where it answers
+   * null for both (a MetaAllocator answers ErrFull or ErrNotReady by them); `freeOnly` as
+   * allocateNextFreeOnly's. @internal for MetaAllocator
+   */
+  allocateNextNow(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | NoAddress {
+    this.live();
+    this.taken.refuseInsideStrategy();
+    const sync = this.store.sync;
+    if (sync == null) throw new InvalidArgumentError(`allocateNextNow needs a store with synchronous operations (${this.cidr})`);
+    return this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
+  }
+
   /** The synchronous driver: the address, or NOT_READY / FULL. */
-  private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | number {
+  private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | NoAddress {
     const s = this.taken.beginSearch(freeOnly, false);
     try {
       for (let op = this.candidate(null, s); op !== null; op = this.candidate(op, s)) {
@@ -515,10 +531,10 @@ export class Allocator implements IPAllocator, Disposable {
    * as an error unless it never started or, taking free addresses only, found none because a
    * cool-down held some: then `freeOnly` is told, and the caller asks again, held ones allowed.
    */
-  private notFound(s: Search): number {
+  private notFound(s: Search): NoAddress {
     const { refused, returns, freeOnly } = s;
     this.taken.recycleSearch(s);
-    if (refused !== 0) return refused;
+    if (refused !== 0) return refused as NoAddress; // NOT_READY or FULL: set by firstCandidate and nextAfter only
     this.liveAfterSearch();
     if (returns !== null && freeOnly !== null && returns.heldBack) freeOnly.heldBack = true;
     else this.shared.metrics.error(this.cidr, 'dynamic');
@@ -526,7 +542,7 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /** The error of allocateNext's answer `r`, NOT_READY or FULL. */
-  private noAddress(r: number): Error {
+  private noAddress(r: NoAddress): Error {
     return r === NOT_READY ? this.notReady() : this.taken.full();
   }
 

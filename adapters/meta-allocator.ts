@@ -68,7 +68,7 @@
 // rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
 // the attempt: every range asks the same store); release and rangeFor take the first range
 // in creation order containing it, whatever the policy, drawing nothing.
-import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
+import { Allocator, FULL, type IndexedAllocatorOptions, NOT_READY, type NoAddress } from './allocator.ts';
 import { canonicalOf, parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
   ErrDestroyed,
@@ -1851,24 +1851,29 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   }
   const a = e.allocator;
   if (!a.canAllocateNow) return tryNextAsync(e, call);
-  let ip: string | null;
+  let r: string | NoAddress;
   try {
-    ip = a.tryAllocateNextNow(call.owner, call.freeOnly);
+    r = a.allocateNextNow(call.owner, call.freeOnly);
   } catch (err) {
     return leftDuringCall(e, call, err);
   }
-  if (ip !== null) return ip;
-  if (e.removed || !e.ready) {
-    // its ServiceCIDRs deleted, or none of them allocatable any more, during a create that
-    // collided: its search stopped there, as for a range found so before its call
-    if (!e.removed) call.notReady = true;
-    return null;
-  }
-  // ready when just asked: null is full (a store whose sync flag flips between the two
-  // questions gets upstream's ErrFull)
-  call.full = true;
-  call.fullWhy ??= a.fullWhy();
+  if (typeof r === 'string') return r;
+  noAddressIn(e, call, r);
   return null;
+}
+
+/**
+ * What the range `e`'s allocateNext answered without an address, noted on `call` alike on both
+ * paths: FULL (ErrFull), or NOT_READY (ErrNotReady) — not ready when asked, or no longer ready
+ * (setReady(false) by its ServiceCIDRs, its store's cache not synced) after a create collided.
+ */
+function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
+  if (r !== FULL) {
+    call.notReady = true;
+    return;
+  }
+  call.full = true;
+  if (!e.removed) call.fullWhy ??= e.allocator.fullWhy();
 }
 
 /**
@@ -1916,14 +1921,13 @@ async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | nul
     return await e.allocator.allocateNextFreeOnly(call.owner, call.freeOnly);
   } catch (err) {
     if (err instanceof ErrFull) {
-      call.full = true;
-      if (!e.removed) call.fullWhy ??= e.allocator.fullWhy();
+      noAddressIn(e, call, FULL);
       return null;
     }
     // the range's own answer (through a promise, its search's ErrNotReady is not told apart
     // from a strategy's): not ready, or not ready since its search began
     if (err instanceof ErrNotReady) {
-      call.notReady = true;
+      noAddressIn(e, call, NOT_READY);
       return null;
     }
     return leftDuringCall(e, call, err);

@@ -8,7 +8,7 @@ import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
 import { Allocator } from '../adapters/allocator.ts';
-import { ErrDestroyed, ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
+import { ErrDestroyed, ErrFull, ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { rejection } from './helpers.ts';
@@ -45,6 +45,18 @@ describe("MetaAllocator.allocateNext: the store's cache stops being synced durin
     expect((err as Error).message).toContain(NOT_READY_WHY.noRangeReady);
     expect(store.createCalls).toBe(1);
     expect(store.records()).toEqual([]);
+  });
+
+  it.each([true, false])('synchronous store operations %s, the range before it full: ErrFull, as with a range full', async (syncOps) => {
+    const store = new HookedStore({ syncOps });
+    const meta = new MetaAllocator('IPv4', sourceOf(['a', 'b']), { store, policy: 'ordered' });
+    onTestFinished(() => meta.destroy());
+    for (let i = 0; i < 14; i++) await meta.allocateNext(); // a's 14 addresses
+    store.collideCreates(1);
+    store.onCreate = () => store.setSynced(false);
+    const err = await rejection(meta.allocateNext());
+    expect(err).toBeInstanceOf(ErrFull);
+    expect(store.records()).toHaveLength(14);
   });
 });
 
