@@ -94,6 +94,26 @@ export const NOT_READY = -2;
 export const FULL = -1;
 /** NOT_READY or FULL. @internal */
 export type NoAddress = typeof NOT_READY | typeof FULL;
+
+/**
+ * The errors allocateNext answers for its range itself, ErrNotReady or ErrFull when its search
+ * found no address (noAddress), told apart from the same classes thrown by its strategy or its
+ * store, which are the call's own error: a MetaAllocator goes on to its next range after the
+ * range's answer only, on both store paths.
+ */
+const SEARCH_ANSWERS = new WeakSet<object>();
+
+/** Whether `e` is an allocateNext's answer for its range (SEARCH_ANSWERS). @internal for MetaAllocator */
+export function isSearchAnswer(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && SEARCH_ANSWERS.has(e);
+}
+
+/** `e`, marked as an allocateNext's answer for its range (SEARCH_ANSWERS). */
+function searchAnswer<E extends Error>(e: E): E {
+  SEARCH_ANSWERS.add(e);
+  return e;
+}
+
 /** The band of a strategy's choice (the strategy keeps to the bands itself). */
 const BAND_CHOSEN = 2;
 
@@ -543,7 +563,7 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** The error of allocateNext's answer `r`, NOT_READY or FULL. */
   private noAddress(r: NoAddress): Error {
-    return r === NOT_READY ? this.notReady() : this.taken.full();
+    return searchAnswer(r === NOT_READY ? this.notReady() : this.taken.full());
   }
 
   // ── the create and how it settles (allocate and allocateNext) ─────────────────────────────

@@ -68,7 +68,7 @@
 // rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
 // the attempt: every range asks the same store); release and rangeFor take the first range
 // in creation order containing it, whatever the policy, drawing nothing.
-import { Allocator, FULL, type IndexedAllocatorOptions, NOT_READY, type NoAddress } from './allocator.ts';
+import { Allocator, FULL, type IndexedAllocatorOptions, isSearchAnswer, NOT_READY, type NoAddress } from './allocator.ts';
 import { canonicalOf, parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
   ErrDestroyed,
@@ -242,7 +242,7 @@ const LEFT_DURING_CHOICE = {
 /**
  * The errors refuseIfRangeLeft threw, told apart from the same classes thrown for any other
  * reason (a strategy's own ErrNotReady, a store's): what allocate(ip) and allocateNext
- * (leftDuringCall) catch from their range's call is a refusal only when it is one of these (a
+ * (rangeRefused) catch from their range's call is a refusal only when it is one of these (a
  * count of refusals on the range would also move for another call refused meanwhile, one started
  * from the store's create, and drop an address this call had taken).
  */
@@ -1855,7 +1855,7 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   try {
     r = a.allocateNextNow(call.owner, call.freeOnly);
   } catch (err) {
-    return leftDuringCall(e, call, err);
+    return rangeRefused(e, call, err);
   }
   if (typeof r === 'string') return r;
   noAddressIn(e, call, r);
@@ -1878,15 +1878,22 @@ function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
 
 /**
  * What tryNext and tryNextAsync make of the error `err` of the range `e`'s allocateNext: null
- * (the next range is tried) when it says the range left allocation during the call, nothing taken
- * — refuseIfRangeLeft's refusal (isLeftAllocation: its ServiceCIDRs deleted or made not
- * allocatable by its strategy or random source; not ready, unless deleted), or its allocator's
- * ErrDestroyed once the range is removed (deleted during a store call: its search stopped at the
- * next address). Anything else is the call's error, and is thrown.
+ * (the next range is tried) when it is the range's own refusal, nothing taken — refuseIfRangeLeft's
+ * (isLeftAllocation: its ServiceCIDRs deleted or made not allocatable by its strategy or random
+ * source; not ready, unless deleted), or its allocator's answer (isSearchAnswer): ErrFull or
+ * ErrNotReady (noAddressIn). Any ErrDestroyed once the range is removed too: its search stopped
+ * at the next address (deleted during a store call), or its store was closed after the range's
+ * removal or this MetaAllocator's destroy(), which then answers for itself (walk). Anything else —
+ * ErrFull or ErrNotReady thrown by its strategy or its store too — is the call's error, and is
+ * thrown.
  */
-function leftDuringCall(e: RangeEntry, call: NextCall, err: unknown): null {
+function rangeRefused(e: RangeEntry, call: NextCall, err: unknown): null {
   if (isLeftAllocation(err)) {
     if (!e.removed) call.notReady = true;
+    return null;
+  }
+  if (isSearchAnswer(err) && (err instanceof ErrFull || err instanceof ErrNotReady)) {
+    noAddressIn(e, call, err instanceof ErrFull ? FULL : NOT_READY);
     return null;
   }
   if (e.removed && err instanceof ErrDestroyed) return null;
@@ -1920,17 +1927,7 @@ async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | nul
   try {
     return await e.allocator.allocateNextFreeOnly(call.owner, call.freeOnly);
   } catch (err) {
-    if (err instanceof ErrFull) {
-      noAddressIn(e, call, FULL);
-      return null;
-    }
-    // the range's own answer (through a promise, its search's ErrNotReady is not told apart
-    // from a strategy's): not ready, or not ready since its search began
-    if (err instanceof ErrNotReady) {
-      noAddressIn(e, call, NOT_READY);
-      return null;
-    }
-    return leftDuringCall(e, call, err);
+    return rangeRefused(e, call, err);
   }
 }
 

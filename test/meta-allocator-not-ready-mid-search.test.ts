@@ -89,6 +89,40 @@ describe('MetaAllocator.allocateNext: a strategy that throws an ErrNotReady of i
   });
 });
 
+describe('MetaAllocator.allocateNext: a strategy that throws an ErrFull of its own', () => {
+  /** A strategy whose first choice in the first range made throws `own`. */
+  function throwingOnce(own: Error): AllocationStrategy {
+    let made = 0;
+    return {
+      name: 'throws its own',
+      forRange(view) {
+        const inner = STRATEGIES['lowest-free'].forRange(view);
+        let first = made++ === 0;
+        return {
+          choose(out) {
+            if (first) {
+              first = false;
+              throw own;
+            }
+            return inner.choose(out);
+          },
+        };
+      },
+    };
+  }
+
+  it.each([true, false])('ErrFull (synchronous store operations %s): that error is the answer, no other range tried', async (syncOps) => {
+    const source = sourceOf(['a', 'b']);
+    const own = new ErrFull('the strategy says so');
+    const strategy = throwingOnce(own);
+    const store = new FaultyMemoryStore({ syncOps });
+    const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered', strategy });
+    onTestFinished(() => meta.destroy());
+    expect(await rejection(meta.allocateNext())).toBe(own);
+    expect(store.createCalls).toBe(0);
+  });
+});
+
 /**
  * A FaultyMemoryStore whose next create collides, and whose cache's hasSynced() runs `act` once,
  * the first time it is asked after that create (the search's question after the collision), then
