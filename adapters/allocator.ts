@@ -87,13 +87,15 @@ const ALLOCATOR_OPTIONS: Record<keyof IndexedAllocatorOptions, true> = {
 };
 
 /**
- * allocateNext's answers other than an address (Search.refused), as allocateNextNow gives them.
- * @internal for MetaAllocator
+ * allocateNext's answers other than an address (Search.refused), as allocateNextNow gives them:
+ * not ready, not ready any more after a collision (its store's cache stopped being synced, or
+ * setReady(false) — ErrNotReady both, saying which), full. @internal for MetaAllocator
  */
 export const NOT_READY = -2;
+export const NO_LONGER_READY = -3;
 export const FULL = -1;
-/** NOT_READY or FULL. @internal */
-export type NoAddress = typeof NOT_READY | typeof FULL;
+/** NOT_READY, NO_LONGER_READY or FULL. @internal */
+export type NoAddress = typeof NOT_READY | typeof NO_LONGER_READY | typeof FULL;
 
 /**
  * The errors allocateNext answers for its range itself, ErrNotReady or ErrFull when its search
@@ -257,9 +259,13 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** ErrNotReady, saying why: setReady(false), or else the store has not synced. */
-  private notReady(): ErrNotReady {
-    return new ErrNotReady(this.shared.ready ? NOT_READY_WHY.storeNotSynced : NOT_READY_WHY.switchedOff);
+  /**
+   * ErrNotReady, saying why: setReady(false), or else the store has not synced — or, `since`
+   * (a search stopped after a collision), has stopped being synced.
+   */
+  private notReady(since = false): ErrNotReady {
+    if (!this.shared.ready) return new ErrNotReady(NOT_READY_WHY.switchedOff);
+    return new ErrNotReady(since ? NOT_READY_WHY.storeUnsynced : NOT_READY_WHY.storeNotSynced);
   }
 
   // ── allocate (static) ──────────────────────────────────────────────────────────────────────
@@ -425,9 +431,9 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * tryAllocateNextNow() answering why there is no address, NOT_READY or FULL, where it answers
-   * null for both (a MetaAllocator answers ErrFull or ErrNotReady by them); `freeOnly` as
-   * allocateNextFreeOnly's. @internal for MetaAllocator
+   * tryAllocateNextNow() answering why there is no address (NoAddress) where it answers null
+   * (a MetaAllocator answers ErrFull or ErrNotReady by it); `freeOnly` as allocateNextFreeOnly's.
+   * @internal for MetaAllocator
    */
   allocateNextNow(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | NoAddress {
     this.live();
@@ -437,7 +443,7 @@ export class Allocator implements IPAllocator, Disposable {
     return this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
   }
 
-  /** The synchronous driver: the address, or NOT_READY / FULL. */
+  /** The synchronous driver: the address, or why there is none (NoAddress). */
   private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | NoAddress {
     const s = this.taken.beginSearch(freeOnly, false);
     try {
@@ -525,7 +531,7 @@ export class Allocator implements IPAllocator, Disposable {
     const ready = this.isReady();
     if (this.destroyed || this.shared.stopping) return null; // by the cache's hasSynced(): liveAfterSearch says why
     if (!ready) {
-      s.refused = NOT_READY;
+      s.refused = NO_LONGER_READY;
       return null;
     }
     const index = this.taken.fresh()!;
@@ -547,23 +553,23 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Search `s` ended without an address (or stopped: liveAfterSearch): NOT_READY or FULL, counted
+   * Search `s` ended without an address (or stopped: liveAfterSearch): why (NoAddress), counted
    * as an error unless it never started or, taking free addresses only, found none because a
    * cool-down held some: then `freeOnly` is told, and the caller asks again, held ones allowed.
    */
   private notFound(s: Search): NoAddress {
     const { refused, returns, freeOnly } = s;
     this.taken.recycleSearch(s);
-    if (refused !== 0) return refused as NoAddress; // NOT_READY or FULL: set by firstCandidate and nextAfter only
+    if (refused !== 0) return refused as NoAddress; // set by firstCandidate and nextAfter only
     this.liveAfterSearch();
     if (returns !== null && freeOnly !== null && returns.heldBack) freeOnly.heldBack = true;
     else this.shared.metrics.error(this.cidr, 'dynamic');
     return FULL;
   }
 
-  /** The error of allocateNext's answer `r`, NOT_READY or FULL. */
+  /** The error of allocateNext's answer `r` (NoAddress). */
   private noAddress(r: NoAddress): Error {
-    return searchAnswer(r === NOT_READY ? this.notReady() : this.taken.full());
+    return searchAnswer(r === FULL ? this.taken.full() : this.notReady(r === NO_LONGER_READY));
   }
 
   // ── the create and how it settles (allocate and allocateNext) ─────────────────────────────

@@ -266,6 +266,8 @@ export class ErrNotReady extends IPAllocatorError {
 export const NOT_READY_WHY = Object.freeze({
   storeNotSynced:
     "its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has, or rejects saying why it cannot)",
+  storeUnsynced:
+    "its store's cache had synced, then stopped being synced while it searched (allocations go on once its hasSynced() answers true again)",
   switchedOff: 'setReady(false) holds it',
   serviceCIDRsNotSynced: "the ServiceCIDRs have not synced yet (a KubernetesServiceCIDRs' waitForSync() resolves when they have)",
   noRangeReady: 'no range is ready (a ServiceCIDR without its Ready condition yet, or being deleted, or a store that has not synced)',

@@ -1864,8 +1864,9 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
 
 /**
  * What the range `e`'s allocateNext answered without an address, noted on `call` alike on both
- * paths: FULL (ErrFull), or NOT_READY (ErrNotReady) — not ready when asked, or no longer ready
- * (setReady(false) by its ServiceCIDRs, its store's cache not synced) after a create collided.
+ * paths: FULL (ErrFull), or else not ready (ErrNotReady): when asked (NOT_READY), or no longer
+ * after a create collided (NO_LONGER_READY: setReady(false) by its ServiceCIDRs, its store's
+ * cache not synced any more).
  */
 function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
   if (r !== FULL) {

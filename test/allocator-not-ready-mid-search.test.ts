@@ -40,7 +40,9 @@ describe('Allocator.allocateNext: the range stops being ready during a create th
     const { store, alloc } = setup(why, syncOps);
     const err = await rejection(alloc.allocateNext());
     expect(err).toBeInstanceOf(ErrNotReady);
-    expect((err as Error).message).toContain(why === 'switched off' ? NOT_READY_WHY.switchedOff : NOT_READY_WHY.storeNotSynced);
+    expect((err as Error).message).toBe(
+      `allocator not ready: ${why === 'switched off' ? NOT_READY_WHY.switchedOff : NOT_READY_WHY.storeUnsynced}`,
+    );
     expect(store.createCalls).toBe(1);
     expect(store.records()).toEqual([]);
     expect(alloc.used()).toBe(0);
