@@ -121,3 +121,15 @@ describe("legacy-bitmap's speed on a /64", () => {
     expect(page).toContain(`¹ legacy-bitmap, fd00::/64 9 held: ${reason}`);
   });
 });
+
+describe('the speed table', () => {
+  // Regression: the page labelled a fill of 1 as `1 held` while the timing filled the whole range
+  const row = (fill: number) => ({ strategy: 'upstream', range: '10.96.0.0/28', fill, held: 14, nsPerOp: 10, spread: 1 });
+  it.each([
+    [1, '10.96.0.0/28 100.0 %'],
+    [0.5, '10.96.0.0/28 50.0 %'],
+    [2, '10.96.0.0/28 2 held'],
+  ])('a fill of %s is labelled as speed.ts timed it: %s', (fill, label) => {
+    expect(markdown({ ...empty, speed: [row(fill)] }, 'out/s')).toContain(`| ${label} |`);
+  });
+});

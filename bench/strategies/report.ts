@@ -37,6 +37,11 @@ interface NotApplicable {
   spread?: undefined;
 }
 
+/** Whether a speed case's `fill` is a count of addresses (above 1) rather than a share of the range. */
+export function fillIsCount(fill: number): boolean {
+  return fill > 1;
+}
+
 /** Everything a run measured: the JSON file as written. */
 export interface Results {
   conditions: ReturnType<typeof conditions>;
@@ -168,7 +173,7 @@ export function markdown(r: Results, out: string): string {
   lines.push('');
   const strategies = [...new Set(r.speed.map((s) => s.strategy))];
   const caseOf = (s: Speed): string =>
-    `${s.range} ${s.fill >= 1 ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}${s.restart ? ' (seeded restart)' : ''}`;
+    `${s.range} ${fillIsCount(s.fill) ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}${s.restart ? ' (seeded restart)' : ''}`;
   const cases = [...new Set(r.speed.map(caseOf))];
   const notes: string[] = [];
   const cell = (s: Speed): string => {

@@ -7,7 +7,7 @@ import type { StrategyOption } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { summarize } from '../measure.ts';
-import type { Speed } from './report.ts';
+import { fillIsCount, type Speed } from './report.ts';
 import type { StrategySpec } from './sim.ts';
 
 /**
@@ -20,7 +20,7 @@ function timeOnce(spec: StrategySpec, cidr: string, fill: number, ops: number, r
   let now = 0;
   const strategy: StrategyOption = spec.coolDownMs !== undefined ? coolDownOf(spec, () => now) : spec.strategy;
   const r = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
-  const target = fill > 1 ? fill : Math.floor(Number(r.size) * fill);
+  const target = fillIsCount(fill) ? fill : Math.floor(Number(r.size) * fill);
   if (restart) {
     const before = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
     const held: string[] = [];
