@@ -5,20 +5,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
-import type { IPAddressRecord } from '../adapters/store.ts';
-import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { HookedStore } from './doubles/memory-store-faults.ts';
 import { rejection } from './helpers.ts';
-
-/** A FaultyMemoryStore that runs `onCreate` once, at the start of its next create. */
-class HookedStore extends FaultyMemoryStore {
-  onCreate: (() => void) | null = null;
-  override createSync(record: IPAddressRecord): IPAddressRecord {
-    const hook = this.onCreate;
-    this.onCreate = null;
-    hook?.();
-    return super.createSync(record);
-  }
-}
 
 type Why = 'switched off' | 'store no longer synced';
 

@@ -12,7 +12,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { Range } from '../adapters/range.ts';
 import { coolDown } from '../adapters/cool-down.ts';
-import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { FaultyMemoryStore, HookedStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -1255,15 +1255,6 @@ describe("a pair's destroy() ends an allocateNext whose creates keep colliding",
     expect(() => a6.used()).toThrow(ErrDestroyed);
   });
 
-  /** A FaultyMemoryStore that runs `during` before each create: code of yours inside a search. */
-  class HookedStore extends FaultyMemoryStore {
-    during: (() => void) | undefined;
-    override createSync(record: IPAddressRecord): IPAddressRecord {
-      this.during?.();
-      return super.createSync(record);
-    }
-  }
-
   // With sync a search is one synchronous step: no timer runs until it returns, so only code that
   // runs inside it can call destroy(); the search then stops at its next collision
   it.each(kinds)('over %s, a store with sync: destroy() from inside the search ends it at its next collision', async (_, make) => {
@@ -1273,7 +1264,7 @@ describe("a pair's destroy() ends an allocateNext whose creates keep colliding",
     const a4 = make('IPv4', '10.0.0.0/29', store4);
     const a6 = make('IPv6', 'fd00::/64', store6);
     const ds = new DualStackAllocator(a4, a6);
-    store6.during = () => {
+    store6.beforeEachCreate = () => {
       if (store6.createCalls === 100) ds.destroy();
     };
     expect(await rejection(ds.allocateNext(OWNER))).toEqual(new ErrDestroyed('DualStackAllocator'));

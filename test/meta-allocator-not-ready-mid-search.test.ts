@@ -9,20 +9,8 @@ import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { ErrDestroyed, ErrFull, ErrNotReady, NOT_READY_WHY } from '../adapters/errors.ts';
-import type { IPAddressRecord } from '../adapters/store.ts';
-import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { FaultyMemoryStore, HookedStore } from './doubles/memory-store-faults.ts';
 import { rejection } from './helpers.ts';
-
-/** A FaultyMemoryStore that runs `onCreate` once, at the start of its next create. */
-class HookedStore extends FaultyMemoryStore {
-  onCreate: (() => void) | null = null;
-  override createSync(record: IPAddressRecord): IPAddressRecord {
-    const hook = this.onCreate;
-    this.onCreate = null;
-    hook?.();
-    return super.createSync(record);
-  }
-}
 
 /** ServiceCIDRs `names`, the i-th listing 10.(96+i).0.0/28. */
 function sourceOf(names: string[]): InMemoryServiceCIDRs {

@@ -10,23 +10,12 @@ import type { AllocationStrategy } from '../adapters/strategy.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { ErrFull, ErrNotReady } from '../adapters/errors.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { FaultyMemoryStore, HookedStore } from './doubles/memory-store-faults.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { hostOf, rejection } from './helpers.ts';
 
 type Change = 'deleted' | 'marked for deletion';
 const CHANGES = ['deleted', 'marked for deletion'] as const;
-
-/** A FaultyMemoryStore that runs `onCreate` once, at the start of its next create (before the record is written). */
-class HookedStore extends FaultyMemoryStore {
-  onCreate: (() => void) | null = null;
-  override createSync(record: IPAddressRecord): IPAddressRecord {
-    const hook = this.onCreate;
-    this.onCreate = null;
-    hook?.();
-    return super.createSync(record);
-  }
-}
 
 /** ServiceCIDRs `names`, the i-th listing 10.(96+i).0.0/28. */
 function sourceOf(names: string[]): InMemoryServiceCIDRs {

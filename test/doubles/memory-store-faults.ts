@@ -216,3 +216,21 @@ export class FaultyMemoryStore extends MemoryStore {
     }
   }
 }
+
+/**
+ * A FaultyMemoryStore that runs code of yours as a create starts, inside the call that made it (a
+ * search's, say): `onCreate` once, at the next create (then cleared), and `beforeEachCreate`
+ * before every create. Both paths reach it: the promise path's create runs createSync too.
+ */
+export class HookedStore extends FaultyMemoryStore {
+  onCreate: (() => void) | null = null;
+  beforeEachCreate: (() => void) | null = null;
+
+  override createSync(record: IPAddressRecord): IPAddressRecord {
+    const once = this.onCreate;
+    this.onCreate = null;
+    if (once !== null) once();
+    if (this.beforeEachCreate !== null) this.beforeEachCreate();
+    return super.createSync(record);
+  }
+}
