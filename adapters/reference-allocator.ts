@@ -162,6 +162,8 @@ function formatBig(family: Family, v: bigint): string {
 
 /** Thrown internally when a band has been scanned to the end. */
 const BAND_FULL = Symbol('band full');
+/** allocateFromRange's rejection when the range stopped being ready after a collision: ErrNotReady, not counted. */
+const NO_LONGER_READY = Symbol('no longer ready');
 
 /**
  * The same contract as Allocator, written as upstream's ipallocator.go is: a linear scan of the
@@ -260,9 +262,13 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return this.g.size;
   }
 
-  /** ErrNotReady, saying why: setReady(false), or else the store has not synced. */
-  private notReady(): ErrNotReady {
-    return new ErrNotReady(this.shared.ready ? NOT_READY_WHY.storeNotSynced : NOT_READY_WHY.switchedOff);
+  /**
+   * ErrNotReady, saying why: setReady(false), or else the store has not synced — or, `since`
+   * (a search stopped after a collision), has stopped being synced.
+   */
+  private notReady(since = false): ErrNotReady {
+    if (!this.shared.ready) return new ErrNotReady(NOT_READY_WHY.switchedOff);
+    return new ErrNotReady(since ? NOT_READY_WHY.storeUnsynced : NOT_READY_WHY.storeNotSynced);
   }
 
   /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
@@ -333,6 +339,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
       }
     }
     if (isDestroyed(err)) throw err; // destroyed during a collision: the search stopped, no verdict to count
+    if (err === NO_LONGER_READY) throw this.notReady(true); // as a call that starts there: not counted
     this.shared.metrics.error(this.cidr, 'dynamic');
     throw err === BAND_FULL ? new ErrFull() : err;
   }
@@ -340,7 +347,10 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /**
    * upstream ipIterator + allocateFromRange: candidates start, start+1, …, last, first, …,
    * start−1 where start = first + offset (no candidates if that overflows the family width;
-   * clamped to first if it is past last). Rejects with BAND_FULL when every candidate failed.
+   * clamped to first if it is past last). Rejects with BAND_FULL when every candidate failed,
+   * and with NO_LONGER_READY when, after a collision, the range is no longer ready (setReady(false),
+   * or its store's cache not synced any more): the search stops there, as the Allocator's does
+   * (upstream's goes on; the Allocator's answer is the one this oracle checks).
    *
    * One deliberate difference: a band ending at ffff:…:ffff wraps to its first address like any
    * other. Upstream's iterator steps past the end of the address space to the invalid Addr and
@@ -366,13 +376,21 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
           // now and then timers and I/O run, so a timer can end a search that would never end
           if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
           // destroyed while the create was in flight, or meanwhile, or asked to stop: stop searching
-          if (this.shared.stopping) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`, this.destroyed ? undefined : BEING_DESTROYED);
-          this.live();
+          this.liveInSearch();
+          const ready = this.isReady();
+          this.liveInSearch(); // the cache's hasSynced() may destroy this allocator or stop its searches
+          if (!ready) throw NO_LONGER_READY;
         }
       }
       ip = ip === last ? first : ip + 1n;
     } while (ip !== start);
     throw BAND_FULL;
+  }
+
+  /** ErrDestroyed when this allocator was destroyed or asked to stop its searches (STOP_SEARCHES). */
+  private liveInSearch(): void {
+    if (this.shared.stopping) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`, this.destroyed ? undefined : BEING_DESTROYED);
+    this.live();
   }
 
   /** upstream createIPAddress: create, count, set the gauges. */
