@@ -42,6 +42,9 @@ import {
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
   nextTurn,
+  AS_ALLOCATE,
+  AS_DRY_RUN,
+  type AllocateCheck,
   BEING_DESTROYED,
   CHECK_ALLOCATE,
   CHECK_ALLOCATE_NEXT,
@@ -828,15 +831,16 @@ export class Allocator implements IPAllocator, Disposable {
 
   /**
    * What allocate(ip) checks before its store call, in its order — ready, the address's text, in
-   * [first, last] — thrown as allocate throws it; nothing is reserved. For the dry run's allocate
-   * (`dryRun`, the default) that is all, and nothing is counted; for the real call
-   * (CHECK_ALLOCATE), a call from inside the strategy is refused first and an ErrNotInRange is
-   * counted, as allocate does. @internal for DryRunAllocator
+   * [first, last] — thrown as allocate throws it; nothing is reserved. `how` (AllocateCheck):
+   * AS_DRY_RUN, the default, for the dry run's allocate and a MetaAllocator's check of its range
+   * (nothing counted); AS_ALLOCATE for the real call's (CHECK_ALLOCATE: a call from inside the
+   * strategy refused first, an ErrNotInRange counted, as allocate does). @internal for
+   * DryRunAllocator and MetaAllocator
    */
-  checkAllocate(ip: string, dryRun = true): void {
-    if (!dryRun) this.taken.refuseInsideStrategy();
+  checkAllocate(ip: string, how: AllocateCheck = AS_DRY_RUN): void {
+    if (how.refuseInside) this.taken.refuseInsideStrategy();
     if (!this.isReady()) throw this.notReady();
-    this.parseInRange(ip, this.words, dryRun);
+    this.parseInRange(ip, this.words, !how.count);
   }
 
   /**
@@ -845,7 +849,7 @@ export class Allocator implements IPAllocator, Disposable {
    */
   [CHECK_ALLOCATE](ip: string): void {
     if (this.allocate !== Allocator.prototype.allocate) return;
-    this.checkAllocate(ip, false);
+    this.checkAllocate(ip, AS_ALLOCATE);
   }
 
   /**

@@ -110,6 +110,7 @@ import {
   deleteErrorHandler,
   type IPAddressRecord,
   recordAnswer,
+  AS_DRY_RUN,
   CHECK_ALLOCATE,
   CHECK_ALLOCATE_NEXT,
   STOP_SEARCHES,
@@ -632,7 +633,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     const e = this.route(ip, true);
     if (e === null) throw this.unallocatable(ip);
-    e.allocator.checkAllocate(ip);
+    // as a dry run checks: the range holds the address (nothing to count), and its refusal of a
+    // call from inside its strategy is met by allocate in the range it draws (above)
+    e.allocator.checkAllocate(ip, AS_DRY_RUN);
   }
 
   /**

@@ -55,6 +55,9 @@ import {
   nextTurn,
   recordAnswer,
   BEING_DESTROYED,
+  AS_ALLOCATE,
+  AS_DRY_RUN,
+  type AllocateCheck,
   CHECK_ALLOCATE,
   CHECK_ALLOCATE_NEXT,
   STOP_SEARCHES,
@@ -499,14 +502,15 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   /**
    * What allocate(ip) checks before its store call, in its order — ready, the address's text, in
-   * [first, last] (checkRange) — thrown as allocate throws it. For the dry run's allocate
-   * (`dryRun`, the default) that is all, and nothing is counted; for the real call
-   * (CHECK_ALLOCATE), a call from inside the random source is refused first and an ErrNotInRange
-   * is counted, as allocate does. @internal for DryRunAllocator
+   * [first, last] (checkRange) — thrown as allocate throws it. `how` (AllocateCheck): AS_DRY_RUN,
+   * the default, for the dry run's allocate and a MetaAllocator's check of its range (nothing
+   * counted); AS_ALLOCATE for the real call's (CHECK_ALLOCATE: a call from inside the random
+   * source refused first, an ErrNotInRange counted, as allocate does). @internal for
+   * DryRunAllocator
    */
-  checkAllocate(ip: string, dryRun = true): void {
-    if (!dryRun) this.drawCalls.refuseInside();
-    this.checkRange(ip, dryRun);
+  checkAllocate(ip: string, how: AllocateCheck = AS_DRY_RUN): void {
+    if (how.refuseInside) this.drawCalls.refuseInside();
+    this.checkRange(ip, !how.count);
   }
 
   /** @internal for DryRunAllocator */
@@ -579,7 +583,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
    */
   [CHECK_ALLOCATE](ip: string): void {
     if (this.allocate !== ReferenceAllocator.prototype.allocate) return;
-    this.checkAllocate(ip, false);
+    this.checkAllocate(ip, AS_ALLOCATE);
   }
 
   /**

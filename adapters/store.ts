@@ -209,6 +209,21 @@ export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 export const CHECK_ALLOCATE: unique symbol = Symbol('ipallocator.checkAllocate');
 
 /**
+ * How an allocator's checkAllocate(ip, how) checks: `count`, an ErrNotInRange counted as an
+ * allocation error, as allocate counts it; `refuseInside`, a call from inside its strategy or
+ * random source refused first, as allocate refuses it. @internal
+ */
+export interface AllocateCheck {
+  readonly count: boolean;
+  readonly refuseInside: boolean;
+}
+
+/** The dry run's allocate: nothing counted, nothing refused but what the call itself would refuse. @internal */
+export const AS_DRY_RUN: AllocateCheck = Object.freeze({ count: false, refuseInside: false });
+/** The real allocate's own check (CHECK_ALLOCATE): counted and refused as allocate does. @internal */
+export const AS_ALLOCATE: AllocateCheck = Object.freeze({ count: true, refuseInside: true });
+
+/**
  * The key of an allocator's internal method `() => void` that throws what its allocateNext()
  * would throw before its first store call (ErrDestroyed, ErrNotReady) and does nothing else: what
  * a DualStackAllocator asks of both allocators before creating either record, as CHECK_ALLOCATE.
