@@ -42,6 +42,7 @@ import {
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
   nextTurn,
+  ALLOCATE_NEXT_NOW,
   AS_ALLOCATE,
   AS_DRY_RUN,
   type AllocateCheck,
@@ -90,12 +91,14 @@ const ALLOCATOR_OPTIONS: Record<keyof IndexedAllocatorOptions, true> = {
 };
 
 /**
- * allocateNext's answers other than an address (Search.refused), as allocateNextNow gives them:
+ * allocateNext's answers other than an address (Search.refused), as ALLOCATE_NEXT_NOW gives them:
  * not ready, not ready any more after a collision (its store's cache stopped being synced, or
  * setReady(false) — ErrNotReady both, saying which), full. @internal for MetaAllocator
  */
 export const NOT_READY = -2;
+/** See NOT_READY. @internal */
 export const NO_LONGER_READY = -3;
+/** See NOT_READY. @internal */
 export const FULL = -1;
 /** NOT_READY, NO_LONGER_READY or FULL. @internal */
 export type NoAddress = typeof NOT_READY | typeof NO_LONGER_READY | typeof FULL;
@@ -436,13 +439,13 @@ export class Allocator implements IPAllocator, Disposable {
   /**
    * tryAllocateNextNow() answering why there is no address (NoAddress) where it answers null
    * (a MetaAllocator answers ErrFull or ErrNotReady by it); `freeOnly` as allocateNextFreeOnly's.
-   * @internal for MetaAllocator
+   * See ALLOCATE_NEXT_NOW. @internal for MetaAllocator
    */
-  allocateNextNow(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | NoAddress {
+  [ALLOCATE_NEXT_NOW](owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | NoAddress {
     this.live();
     this.taken.refuseInsideStrategy();
     const sync = this.store.sync;
-    if (sync == null) throw new InvalidArgumentError(`allocateNextNow needs a store with synchronous operations (${this.cidr})`);
+    if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
     return this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
   }
 

@@ -110,6 +110,7 @@ import {
   deleteErrorHandler,
   type IPAddressRecord,
   recordAnswer,
+  ALLOCATE_NEXT_NOW,
   AS_DRY_RUN,
   CHECK_ALLOCATE,
   CHECK_ALLOCATE_NEXT,
@@ -1856,7 +1857,7 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   if (!a.canAllocateNow) return tryNextAsync(e, call);
   let r: string | NoAddress;
   try {
-    r = a.allocateNextNow(call.owner, call.freeOnly);
+    r = a[ALLOCATE_NEXT_NOW](call.owner, call.freeOnly);
   } catch (err) {
     return rangeRefused(e, call, err);
   }

@@ -209,6 +209,15 @@ export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 export const CHECK_ALLOCATE: unique symbol = Symbol('ipallocator.checkAllocate');
 
 /**
+ * The key of an Allocator's internal method `(owner, freeOnly) => string | NoAddress`: its
+ * tryAllocateNextNow() saying why there is no address (not ready, or full) where that answers
+ * null, for a MetaAllocator, which answers ErrNotReady or ErrFull by it. Under a symbol, so that
+ * no member of a subclass of yours can take its name.
+ * @internal
+ */
+export const ALLOCATE_NEXT_NOW: unique symbol = Symbol('ipallocator.allocateNextNow');
+
+/**
  * How an allocator's checkAllocate(ip, how) checks: `count`, an ErrNotInRange counted as an
  * allocation error, as allocate counts it; `refuseInside`, a call from inside its strategy or
  * random source refused first, as allocate refuses it. @internal
