@@ -439,6 +439,9 @@ export const FIX_CONCURRENCY = 8;
  */
 export const REFUSED_IN_A_ROW = 10;
 
+/** How `stoppedBy` begins when fixing stopped at REFUSED_IN_A_ROW refusals (notFixedSummary reads it). */
+const STOPPED_AT_REFUSALS = 'the API server refused ';
+
 /** What became of one leak in `fix`: as FixResult records it; `stops` for a failure every further request would meet. */
 type Settled =
   | { deleted: string }
@@ -567,7 +570,7 @@ export async function fix(
     result.stoppedBy =
       'error' in stop
         ? stop.error
-        : `the API server refused ${stop.refused.request} for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ${stop.refused.rule} ` +
+        : `${STOPPED_AT_REFUSALS}${stop.refused.request} for ${REFUSED_IN_A_ROW} IPAddresses in a row (403 Forbidden): ${stop.refused.rule} ` +
           '(its refusal does not say whether it is for every IPAddress or for these only)' +
           (left === 0 ? '' : `, so ${counted(left, 'other was', 'others were')} not tried`);
   }
@@ -693,7 +696,8 @@ export function render(report: CheckReport, options: { top: number; piped?: bool
  * How many leaks --fix left, by why: "Not fixed: 3 of 5 IPAddresses (1 refused (403), 1 failed,
  * 1 still there after the delete); run check --fix again to retry the 1 failed."; undefined when
  * it left none (or was declined). Only the failed and the untried are worth a second run: a
- * refusal needs a permission, and what is still there a finalizer's controller or a look.
+ * refusal needs a permission, and what is still there a finalizer's controller or a look; after
+ * a stop at refusals in a row, the untried need that permission first, and it says so.
  */
 export function notFixedSummary(f: FixResult): string | undefined {
   const refused = f.failed.filter((e) => e.denied).length;
@@ -709,8 +713,13 @@ export function notFixedSummary(f: FixResult): string | undefined {
   if (f.untried.length > 0) parts.push(`${formatCount(f.untried.length)} not tried`);
   const retried = failed + f.untried.length;
   const which = failed === 0 ? 'not tried' : f.untried.length === 0 ? 'failed' : 'failed or not tried';
+  // after a stop at refusals in a row the leaks not tried would be refused too until the
+  // permission the stop names is granted
+  const first = f.stoppedBy?.startsWith(STOPPED_AT_REFUSALS) === true ? 'once the permission refused is granted, ' : '';
   const retry =
-    retried === 0 ? '' : `; run check --fix again to retry ${retried === notFixed ? 'them' : `the ${formatCount(retried)} ${which}`}`;
+    retried === 0
+      ? ''
+      : `; ${first}run check --fix again to retry ${retried === notFixed ? 'them' : `the ${formatCount(retried)} ${which}`}`;
   return `Not fixed: ${formatCount(notFixed)} of ${counted(tried, 'IPAddress', 'IPAddresses')} (${parts.join(', ')})${retry}.`;
 }
 

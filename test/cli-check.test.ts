@@ -1208,6 +1208,21 @@ describe('ipallocator check', () => {
     expect(notFixedSummary(result(0, 0, 2))).toBe('Not fixed: 2 of 10 IPAddresses (2 refused (403 Forbidden)).');
   });
 
+  it('after a stop at refusals in a row, says the leaks not tried need the permission first', () => {
+    const stopped = {
+      deleted: [],
+      skipped: [],
+      failed: Array.from({ length: 10 }, (_, i) => ({ ip: `10.96.2.${i}`, error: 'x', denied: true })),
+      stoppedBy:
+        'the API server refused delete ipaddresses.networking.k8s.io for 10 IPAddresses in a row (403 Forbidden): …, so 5 others were not tried',
+      untried: Array.from({ length: 5 }, (_, i) => `10.96.3.${i}`),
+      declined: false,
+    };
+    expect(notFixedSummary(stopped)).toBe(
+      'Not fixed: 15 of 15 IPAddresses (10 refused (403 Forbidden), 5 not tried); once the permission refused is granted, run check --fix again to retry the 5 not tried.',
+    );
+  });
+
   it('a listing refused (403) still ends the command at once, exit 2', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
     c.double.denyAccess('list', 'services');
