@@ -1,9 +1,12 @@
 // `check --fix` works on several leaks at once (FIX_CONCURRENCY), each leak's own reads and delete
 // one after another, and reports as if it had fixed them one at a time: every list in the order of
 // the findings, whatever order the deletes were answered in; each "deleted" line is written as soon
-// as its delete was answered.
+// as its delete was answered. With one leak slower than the others (its get held), the stop after
+// refusals and that trace of deletes hold while it waits.
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CheckReport, FIX_CONCURRENCY, REFUSED_IN_A_ROW } from '../cli/check.ts';
+import { run } from '../cli/main.ts';
 import { addIPAddress, addServiceCIDR, type Cluster, cli, startCluster } from './cli-helpers.ts';
 import { until } from './k8s/helpers.ts';
 
@@ -159,5 +162,64 @@ describe('check --fix on many leaks', () => {
       null,
       [],
     ]);
+  });
+});
+
+async function cliLive(argv: string[]) {
+  const out = { stdout: '', stderr: '' };
+  const stdin = Object.assign(Readable.from([]), { isTTY: false });
+  const done = run(argv, {
+    stdout: { write: (s: string) => (out.stdout += s), isTTY: false },
+    stderr: { write: (s: string) => (out.stderr += s), isTTY: false },
+    stdin,
+    now: later,
+  });
+  return { out, done };
+}
+
+describe('check --fix while one leak is slow', () => {
+  let c: Cluster;
+  beforeEach(async () => {
+    c = await startCluster();
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  it('stops after ten refusals in a row even while an earlier leak is still under way', async () => {
+    const leaks = [...Array(60).keys()].map((i) => `10.96.0.${10 + i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    c.double.denyAccess('delete', 'ipaddresses');
+    const first = c.double.holdReply('get');
+    const slow = c.double.holdReply('get');
+    void first.applied.then(() => first.release());
+    const { out, done } = await cliLive(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig]);
+    await slow.applied;
+    const t0 = Date.now();
+    await until(() => c.double.requestsOf('delete').length >= 59 || Date.now() - t0 > 3000, 'deletes');
+    const sentWhileOneWasSlow = c.double.requestsOf('delete').length;
+    slow.release();
+    const code = await done;
+    const fixed = (JSON.parse(out.stdout) as CheckReport).fixed!;
+    expect(code).toBe(2);
+    expect(fixed.untried.length).toBeGreaterThan(0); // the error says the others were not tried
+    expect(sentWhileOneWasSlow).toBeLessThanOrEqual(10 + 8);
+  });
+
+  it('writes a line for each delete made while an earlier leak is still under way (the trace a SIGKILL leaves)', async () => {
+    const leaks = [...Array(60).keys()].map((i) => `10.96.0.${10 + i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    const first = c.double.holdReply('get');
+    const slow = c.double.holdReply('get');
+    void first.applied.then(() => first.release());
+    const { out, done } = await cliLive(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig]);
+    await slow.applied;
+    await until(() => c.double.objects().length <= 1, 'deletes');
+    const saidSoFar = out.stderr.split('\n').filter((l) => l.startsWith('deleted')).length;
+    const deletedAtServer = leaks.length - c.double.objects().length;
+    slow.release();
+    await done;
+    expect(saidSoFar).toBeGreaterThanOrEqual(deletedAtServer - 8);
   });
 });
