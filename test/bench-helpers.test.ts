@@ -612,7 +612,7 @@ describe('npm run bench: its arguments', () => {
 describe('both bench scripts: --help', () => {
   // Regression: --help and -h were refused as unknown options (exit 2), the usage only in the error.
   const bench = 'npm run bench -- [--quick | --smoke] [--filter <regex>] [--out <path-prefix>] [--cpu fastest|<n>] [--baseline <git-ref>]';
-  const strategies = 'npm run bench:strategies -- [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>]';
+  const strategies = 'npm run bench:strategies -- [--quick] [--seed <n>] [--out <prefix>] [--cpu fastest|<n>] [--strategy <module>]...';
   it.each([
     ['bench/run.ts', ['--help'], bench],
     ['bench/run.ts', ['--quick', '-h', '--filter=('], bench],
