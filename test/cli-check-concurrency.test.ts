@@ -13,16 +13,17 @@ import { until } from './k8s/helpers.ts';
 const later = () => Date.now() + 61_000;
 const names = (c: Cluster) => c.double.objects().map((o) => o.metadata.name);
 
-describe('check --fix on many leaks', () => {
-  let c: Cluster;
-  beforeEach(async () => {
-    c = await startCluster();
-    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
-  });
-  afterEach(async () => {
-    await c.close();
-  });
+// every test: a cluster whose ServiceCIDR 10.96.0.0/24 holds the leaks it adds
+let c: Cluster;
+beforeEach(async () => {
+  c = await startCluster();
+  addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
+});
+afterEach(async () => {
+  await c.close();
+});
 
+describe('check --fix on many leaks', () => {
   it('deletes several at once, and reports them as one at a time would: in the order of the findings, whatever order they were answered in', async () => {
     const leaks = [...Array(20).keys()].map((i) => `10.96.0.${10 + i}`);
     for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
@@ -178,15 +179,6 @@ async function cliLive(argv: string[]) {
 }
 
 describe('check --fix while one leak is slow', () => {
-  let c: Cluster;
-  beforeEach(async () => {
-    c = await startCluster();
-    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
-  });
-  afterEach(async () => {
-    await c.close();
-  });
-
   it('stops after ten refusals in a row even while an earlier leak is still under way', async () => {
     const leaks = [...Array(60).keys()].map((i) => `10.96.0.${10 + i}`);
     for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
