@@ -21,7 +21,7 @@
 //        but the one the entry needs (prom-client for ./metrics; @kubernetes/client-node and
 //        @types/ws for ./kubernetes)
 //      - runs every example of README.md and of the docs/ pages (except cluster ones) as ESM and as
-//        CommonJS, type-checked
+//        CommonJS, type-checked as a Node app checks them (lib ES2022 and @types/node, no DOM lib)
 // Packs as `npm publish` does, with the package's own prepack and postpack (which build dist/ and
 // the WASM core again first). Installs from the npm cache where it can; the app's
 // tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
@@ -540,7 +540,9 @@ step('README and docs/ examples as ESM and as CommonJS, type-checked', () => {
   writeFileSync(
     join(app, 'tsconfig.readme.json'),
     JSON.stringify({
-      compilerOptions: { ...APP_COMPILER_OPTIONS, types: ['node'], outDir: 'out' },
+      // as a Node app's tsconfig has it: lib ES2022 without the DOM lib, whose console.assert
+      // takes any message, where @types/node's takes a string only
+      compilerOptions: { ...APP_COMPILER_OPTIONS, lib: ['ES2022'], types: ['node'], outDir: 'out' },
       files,
     }),
   );
