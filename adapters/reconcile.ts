@@ -86,24 +86,28 @@ export interface ReconcileOptions {
   now?: (() => number) | undefined;
 }
 
+/**
+ * What reconcile() answers, frozen: the answer, its lists and the entries of `errors` (the records
+ * are the store's, as its cache listed them; the errors, as they were thrown).
+ */
 export interface ReconcileResult {
   /** Records no known owner holds, past the grace. */
-  readonly leaks: IPAddressRecord[];
+  readonly leaks: readonly IPAddressRecord[];
   /** Records no known owner holds, still inside the grace (or of unknown age, unless graceMs is 0). */
-  readonly young: IPAddressRecord[];
+  readonly young: readonly IPAddressRecord[];
   /** Names deleted (or found already gone). */
-  readonly deleted: string[];
+  readonly deleted: readonly string[];
   /**
    * Names whose delete the store accepted but whose record (the same uid) it still holds: a finalizer
    * holds the IPAddress, which the API server only marked for deletion. The address stays taken
    * until whoever owns the finalizer removes it.
    */
-  readonly held: string[];
+  readonly held: readonly string[];
   /**
    * Deletes that failed (the records stay and will be reported again next time), and deletes
    * accepted whose reading back failed (gone, or held by a finalizer: the next run tells).
    */
-  readonly errors: { name: string; error: unknown }[];
+  readonly errors: readonly { readonly name: string; readonly error: unknown }[];
 }
 
 /**
@@ -250,7 +254,7 @@ export async function reconcile(
 
   const deleted: string[] = [];
   const held: string[] = [];
-  const errors: { name: string; error: unknown }[] = [];
+  const errors: ReconcileResult['errors'][number][] = [];
   if (opts.delete === true) {
     const sync = store.sync ?? null;
     /**
@@ -317,12 +321,18 @@ export async function reconcile(
         // later store call would fail the same way
         if (isDestroyed(e)) throw e;
         if (isNotFound(e)) deleted.push(r.name);
-        else errors.push({ name: r.name, error: e });
+        else errors.push(Object.freeze({ name: r.name, error: e }));
       }
     }
   }
   alive(); // destroyed while the last read was awaited: the run ends as every other does
-  return { leaks, young, deleted, held, errors };
+  return Object.freeze({
+    leaks: Object.freeze(leaks),
+    young: Object.freeze(young),
+    deleted: Object.freeze(deleted),
+    held: Object.freeze(held),
+    errors: Object.freeze(errors),
+  });
 }
 
 /**
