@@ -167,7 +167,7 @@ export interface SkippedCIDR {
   readonly reason: Error;
 }
 
-/** A range as `ranges()` reports it. */
+/** A range as `ranges()` reports it, frozen (its `serviceCIDRs` too). */
 export interface RangeInfo {
   readonly cidr: string;
   readonly ready: boolean;
@@ -1069,14 +1069,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     for (const e of this.shared.order) {
       const ready = readyNow(e);
       if (e.removed) continue;
-      out.push({
-        cidr: e.cidr,
-        ready,
-        serviceCIDRs: [...e.refs],
-        size: e.allocator.size,
-        used: e.allocator.used(),
-        free: e.allocator.free(),
-      });
+      out.push(
+        Object.freeze({
+          cidr: e.cidr,
+          ready,
+          serviceCIDRs: Object.freeze([...e.refs]),
+          size: e.allocator.size,
+          used: e.allocator.used(),
+          free: e.allocator.free(),
+        }),
+      );
     }
     this.live();
     return out;

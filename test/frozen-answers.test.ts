@@ -3,7 +3,7 @@
 // answer that no longer says what the package answered. One describe per answer; each tries a
 // change of every part a caller could reach.
 import { describe, expect, it } from 'vitest';
-import { allocatorLabels, reconcile } from '../adapters/index.ts';
+import { allocatorLabels, InMemoryServiceCIDRs, MemoryStore, MetaAllocator, reconcile } from '../adapters/index.ts';
 import type { IPAddressRecord, Store } from '../adapters/index.ts';
 
 /** Each change must throw a TypeError, and `value` and every object in `parts` are frozen. */
@@ -50,5 +50,23 @@ describe('reconcile answers frozen', () => {
       'drop an error': () => lists[4]!.pop(),
       "rename an error's record": () => ((answer.errors[0] as { name: string }).name = '10.0.0.9'),
     });
+  });
+});
+
+describe("a MetaAllocator's ranges() answers each range frozen", () => {
+  it('a change to a range or to its list of ServiceCIDRs throws, and the next answer is unchanged', () => {
+    const source = new InMemoryServiceCIDRs();
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    source.addServiceCIDR('a', ['10.0.0.0/28']);
+    source.addServiceCIDR('b', ['10.0.0.0/28']);
+    const [range] = meta.ranges();
+    expectFrozen(range!, [range!.serviceCIDRs], {
+      'mark it not ready': () => ((range as { ready: boolean }).ready = false),
+      'raise its free count': () => ((range as { free: bigint }).free = 1000n),
+      'drop a ServiceCIDR': () => (range!.serviceCIDRs as string[]).pop(),
+      'rename a ServiceCIDR': () => ((range!.serviceCIDRs as string[])[0] = 'c'),
+    });
+    expect(meta.ranges()).toEqual([{ cidr: '10.0.0.0/28', ready: true, serviceCIDRs: ['a', 'b'], size: 14n, used: 0, free: 14n }]);
+    meta.destroy();
   });
 });
