@@ -22,7 +22,8 @@ type ArgValues<O extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
  * The values of `options` in `args` (process.argv after the script; `--name value` or
  * `--name=value`), as parseArgs reads them; UsageError, one line ending with `usage`, for an
  * unknown option, a positional argument, or an option without its value; `--name needs a value`
- * for an empty one (`--out=`), which parseArgs takes: no option of the scripts means anything empty.
+ * for an empty one (`--out=`, or any one of an option given several times), which parseArgs takes:
+ * no option of the scripts means anything empty.
  * HelpRequested, with `usage`, when they hold `--help` or `-h`.
  */
 export function readArgs<O extends NonNullable<ParseArgsConfig['options']>>(
@@ -42,7 +43,8 @@ export function readArgs<O extends NonNullable<ParseArgsConfig['options']>>(
     throw new UsageError(`${(e as Error).message.split('\n')[0]!.replace(/\.$/, '')}; it takes ${usage}`);
   }
   for (const [name, value] of Object.entries(values)) {
-    if (value === '') throw new UsageError(`--${name} needs a value`);
+    // an option given several times (`multiple`) answers an array, each of its values checked
+    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new UsageError(`--${name} needs a value`);
   }
   return values;
 }

@@ -580,6 +580,28 @@ describe('npm run bench: its arguments', () => {
       expect((thrown as Error).message).toBe(`${name} needs a value`);
     },
   );
+  // Regression: readArgs checked single values only, so an empty value of an option that may be
+  // given several times (bench:strategies' --strategy) passed as '' among the others.
+  it.each([
+    [['--strategy='], '--strategy needs a value'],
+    [['--strategy=a.ts', '--strategy='], '--strategy needs a value'],
+    [['--strategy', '', '--strategy=b.ts'], '--strategy needs a value'],
+    [['--strategy=a.ts', '--strategy'], '--strategy needs a value'],
+    [['--strategy=a.ts', '--strategy', '--quick'], expect.stringMatching(/^--strategy needs a value: it is followed by --quick /)],
+  ])('%j: an option given several times refuses an empty or missing value, as one given once does', (args, message) => {
+    let thrown: unknown;
+    try {
+      readArgs(args, { quick: { type: 'boolean' }, strategy: { type: 'string', multiple: true } }, '[usage]');
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(UsageError);
+    expect((thrown as Error).message).toEqual(message);
+  });
+  it('an option given several times with values answers them all, in order', () => {
+    const values = readArgs(['--strategy=a.ts', '--strategy', 'b.ts'], { strategy: { type: 'string', multiple: true } }, '[usage]');
+    expect(values.strategy).toEqual(['a.ts', 'b.ts']);
+  });
   // Regression: an argument it did not know was skipped, so a misspelt --quick started a full run
   // over the committed results (bench/results/latest.*); an invalid --filter ended in a stack trace.
   const usage = '[--quick | --smoke] [--filter <regex>] [--out <path-prefix>] [--cpu fastest|<n>] [--baseline <git-ref>]';

@@ -397,5 +397,6 @@ export const ${exportAs}: AllocationStrategy = {
   it('reads --strategy as a list, in the order given', () => {
     expect(strategiesArgs(['--strategy', 'a.ts', '--strategy=b.mjs']).strategies).toEqual(['a.ts', 'b.mjs']);
     expect(() => strategiesArgs(['--strategy='])).toThrow('--strategy needs a value');
+    expect(() => strategiesArgs(['--strategy=a.ts', '--strategy='])).toThrow('--strategy needs a value');
   });
 });

@@ -51,7 +51,6 @@ export function strategiesArgs(args: readonly string[]): StrategiesArgs {
     values.out ??
     (committed ? 'bench/results/strategies' : join(tmpdir(), 'ipallocator-bench', quick ? 'strategies' : `strategies-seed-${seed}`));
   const strategies = values.strategy ?? [];
-  if (strategies.includes('')) throw new UsageError('--strategy needs a value'); // readArgs checks single values only
   return { quick, seed, out, cpu: values.cpu, strategies };
 }
 
