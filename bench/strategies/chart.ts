@@ -3,10 +3,14 @@
 import { STRATEGY_NAMES } from '../../adapters/builtin-strategies.ts';
 import { el, text } from '../svg.ts';
 
-export interface Series {
+/** A line's look: its colour and its dash pattern (an SVG stroke-dasharray; undefined: solid). */
+export interface LineStyle {
+  readonly color: string;
+  readonly dash: string | undefined;
+}
+
+export interface Series extends LineStyle {
   name: string;
-  color: string;
-  dashed?: boolean;
   points: [number, number][];
 }
 
@@ -29,14 +33,36 @@ export interface ChartSpec {
 /** Line colours of the built-ins, taken in STRATEGY_NAMES's order: a new built-in gets the next. */
 const BUILTIN_COLORS = ['#1f77b4', '#ff7f0e', '#8c564b', '#d62728', '#2ca02c', '#e377c2', '#7f7f7f', '#bcbd22'];
 
-export const STRATEGY_COLORS: Record<string, string> = {
-  ...Object.fromEntries(STRATEGY_NAMES.map((name, i) => [name, BUILTIN_COLORS[i % BUILTIN_COLORS.length]!])),
-  'upstream + cool-down 60 s': '#17becf',
-  'random-free + cool-down 60 s': '#9467bd',
+/** The dash of a built-in run with a cool-down. */
+const COOLED_DASH = '6 4';
+
+/** The lines of the run's own strategies: each built-in solid, and two of them with a cool-down. */
+export const STRATEGY_STYLES: Readonly<Record<string, LineStyle>> = {
+  ...Object.fromEntries(STRATEGY_NAMES.map((name, i) => [name, { color: BUILTIN_COLORS[i % BUILTIN_COLORS.length]!, dash: undefined }])),
+  'upstream + cool-down 60 s': { color: '#17becf', dash: COOLED_DASH },
+  'random-free + cool-down 60 s': { color: '#9467bd', dash: COOLED_DASH },
 };
 
-/** Line colours of strategies of your own (--strategy), in the order given, after the built-ins'. */
-export const OWN_COLORS = ['#000000', '#393b79', '#ad494a', '#637939', '#843c39'];
+/** Line colours of strategies of your own (--strategy), none of them a built-in's. */
+const OWN_COLORS = ['#000000', '#393b79', '#ad494a', '#637939', '#843c39', '#7b4173', '#8c6d31', '#0b6e6e'];
+
+/**
+ * Dash patterns of strategies of your own: solid, dotted, dash-dot, long dashes; none of them the
+ * cool-down's. Each is taken with every colour before the next.
+ */
+const OWN_DASHES = [undefined, '2 3', '10 3 2 3', '14 4'];
+
+/**
+ * How many strategies of your own the charts tell apart, each by a look of its own (32: with the
+ * built-ins, about as many lines as one panel can show); beyond, the looks repeat.
+ */
+export const OWN_STYLES = OWN_COLORS.length * OWN_DASHES.length;
+
+/** The line of the `i`-th strategy of your own (from 0, in --strategy order). */
+export function ownStyle(i: number): LineStyle {
+  const k = i % OWN_STYLES;
+  return { color: OWN_COLORS[k % OWN_COLORS.length]!, dash: OWN_DASHES[Math.floor(k / OWN_COLORS.length)] };
+}
 
 export function lineChart(c: ChartSpec): string {
   const W = 760;
@@ -90,7 +116,7 @@ export function lineChart(c: ChartSpec): string {
           fill: 'none',
           stroke: s.color,
           'stroke-width': 2,
-          'stroke-dasharray': s.dashed ? '6 4' : undefined,
+          'stroke-dasharray': s.dash,
         }),
       );
     }
@@ -107,7 +133,7 @@ export function lineChart(c: ChartSpec): string {
         y2: ly,
         stroke: s.color,
         'stroke-width': 2,
-        'stroke-dasharray': s.dashed ? '6 4' : undefined,
+        'stroke-dasharray': s.dash,
       }),
     );
     out.push(text(lx + 30, ly + 4, s.name, { 'font-size': 11 }));

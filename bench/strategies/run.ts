@@ -27,7 +27,7 @@ import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
 import { HelpRequested, UsageError } from '../args.ts';
 import { type StrategiesArgs, strategiesArgs } from './args.ts';
-import { lineChart, OWN_COLORS, STRATEGY_COLORS, type Series } from './chart.ts';
+import { type LineStyle, lineChart, ownStyle, STRATEGY_STYLES, type Series } from './chart.ts';
 import { type OwnStrategy, ownStrategies } from './own.ts';
 import { markdown, type Results } from './report.ts';
 import { speeds } from './speed.ts';
@@ -142,10 +142,12 @@ function main(): void {
 
 // ── charts ──────────────────────────────────────────────────────────────────────────────────
 
-/** A strategy's line colour: a built-in's own, then OWN_COLORS in --strategy order. */
-function color(label: string): string {
+/** A strategy's line: a built-in's own, then those of your own in --strategy order. */
+function style(label: string): LineStyle {
   const own = OWN_SPECS.findIndex((s) => s.label === label);
-  return STRATEGY_COLORS[label] ?? (own >= 0 ? OWN_COLORS[own % OWN_COLORS.length]! : '#000');
+  const found = STRATEGY_STYLES[label] ?? (own >= 0 ? ownStyle(own) : undefined);
+  if (found === undefined) throw new Error(`no line style for the strategy ${label}: neither a built-in's nor one of --strategy`);
+  return found;
 }
 
 function subtitle(r: Results): string {
@@ -156,8 +158,7 @@ function subtitle(r: Results): string {
 function sweepSeries(r: Results, point: (m: Measures) => [number, number]): Series[] {
   return SPECS.map((s) => ({
     name: s.label,
-    color: color(s.label),
-    dashed: s.coolDownMs !== undefined,
+    ...style(s.label),
     points: r.sweep
       .filter((m) => m.strategy === s.label)
       .map(point)
@@ -192,7 +193,7 @@ function reuseChart(r: Results): string {
       acc += m.reuseHistogram[i] ?? 0;
       if (Number.isFinite(b)) pts.push([b, m.allocations > 0 ? acc / m.allocations : 0]);
     });
-    return { name: s.label, color: color(s.label), dashed: s.coolDownMs !== undefined, points: pts };
+    return { name: s.label, ...style(s.label), points: pts };
   });
   return lineChart({
     title: `Reuse delay: share of allocations whose address was released less than x ago (${at})`,
