@@ -256,6 +256,14 @@ function isLeftAllocation(e: unknown): boolean {
 }
 
 /**
+ * The errors a range's strategy threw from a call into it (callGuarded: forRange, choose, taken),
+ * told apart from the same classes thrown for the range: an ErrDestroyed of its own is the
+ * caller's to see, even once the range is gone (rangeRefused), where the range's ErrDestroyed
+ * (its search stopped, its store closed) only says it went away.
+ */
+const STRATEGY_THREW = new WeakSet<object>();
+
+/**
  * A range's place in creation order: the first of its ServiceCIDRs in creation order (byCreation:
  * its object as it was when the range was placed, and its arrival), then the CIDR's index in that
  * ServiceCIDR's list. Kept on the range, so that `order` stays sorted by what it was sorted with
@@ -1262,7 +1270,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * around each of the strategy's calls.
    */
   private callGuarded<T>(call: () => T, slot: RangeSlot): T {
-    const answer = call();
+    let answer: T;
+    try {
+      answer = call();
+    } catch (err) {
+      if (typeof err === 'object' && err !== null) STRATEGY_THREW.add(err);
+      throw err;
+    }
     this.refuseIfRangeLeft(slot);
     return answer;
   }
@@ -1888,10 +1902,11 @@ function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
  * (the next range is tried) when it is the range's own refusal, nothing taken — refuseIfRangeLeft's
  * (isLeftAllocation: its ServiceCIDRs deleted or made not allocatable by its strategy or random
  * source; not ready, unless deleted), or its allocator's answer (isSearchAnswer): ErrFull or
- * ErrNotReady (noAddressIn). Any ErrDestroyed once the range is removed too: its search stopped
- * at the next address (deleted during a store call), or its store was closed after the range's
- * removal or this MetaAllocator's destroy(), which then answers for itself (walk). Anything else —
- * ErrFull or ErrNotReady thrown by its strategy or its store too — is the call's error, and is
+ * ErrNotReady (noAddressIn). An ErrDestroyed once the range is removed too, unless its strategy
+ * threw it (STRATEGY_THREW): its search stopped at the next address (deleted during a store
+ * call), or its store was closed after the range's removal or this MetaAllocator's destroy(),
+ * which then answers for itself (walk). Anything else — ErrFull or ErrNotReady thrown by its
+ * strategy or its store too, and its strategy's own ErrDestroyed — is the call's error, and is
  * thrown.
  */
 function rangeRefused(e: RangeEntry, call: NextCall, err: unknown): null {
@@ -1903,7 +1918,7 @@ function rangeRefused(e: RangeEntry, call: NextCall, err: unknown): null {
     noAddressIn(e, call, err instanceof ErrFull ? FULL : NOT_READY);
     return null;
   }
-  if (e.removed && err instanceof ErrDestroyed) return null;
+  if (e.removed && err instanceof ErrDestroyed && !STRATEGY_THREW.has(err)) return null;
   throw err;
 }
 

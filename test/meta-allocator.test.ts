@@ -3187,6 +3187,56 @@ describe('MetaAllocator: a strategy whose choice deletes its own ServiceCIDR, or
   );
 });
 
+// Regression: once a range was removed, any ErrDestroyed of its call was taken for the range's
+// own answer to its removal, and the call went on to the next range: a strategy's own
+// ErrDestroyed (a pool of its own closed: a bug of the caller's) was hidden, the address taken
+// from another range.
+describe("MetaAllocator: a strategy's own ErrDestroyed, thrown once its choice removed the range", () => {
+  const cases = (['choose', 'taken'] as const).flatMap((hook) =>
+    RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [hook, policy, syncOps] as const)),
+  );
+  it.each(cases)(
+    'thrown from %s (policy %s, synchronous store operations %s): the call rejects with it, nothing created',
+    async (hook, policy, syncOps) => {
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.96.0.0/28']);
+      source.addServiceCIDR('b', ['10.97.0.0/28']);
+      const own = new ErrDestroyed('the pool of this strategy');
+      let armed = true;
+      const act = (): void => {
+        if (!armed) return;
+        armed = false;
+        source.deleteServiceCIDR('a');
+        throw own;
+      };
+      const strategy: AllocationStrategy = {
+        name: `closed in ${hook}`,
+        forRange(view) {
+          const inner = STRATEGIES['lowest-free'].forRange(view);
+          return {
+            choose(out) {
+              if (hook === 'choose') act();
+              return inner.choose(out);
+            },
+            taken(hi, lo) {
+              if (hook === 'taken') act();
+              inner.taken?.(hi, lo);
+            },
+          };
+        },
+      };
+      const store = new MemoryStore({ syncOps });
+      // every policy tries a first
+      const meta = new MetaAllocator('IPv4', source, { store, policy, strategy, random: { nextU32: () => 0 } });
+      onTestFinished(() => meta.destroy());
+      expect(await rejection(meta.allocateNext())).toBe(own);
+      expect(armed).toBe(false);
+      expect(store.records()).toEqual([]);
+      expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([['10.97.0.0/28', 0]]);
+    },
+  );
+});
+
 // allocate(ip) runs a range's strategy only as its index is rebuilt (after it missed store events
 // for lack of WASM memory): a forRange that deletes the range's ServiceCIDR, or marks it for
 // deletion, there had the address taken in that range all the same.
