@@ -147,8 +147,10 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
 }
 
 /**
- * The API server's validation of spec.cidrs (pkg/apis/networking/validation ValidateServiceCIDR):
- * one or two entries, each a CIDR in canonical form (apimachinery validation.IsValidCIDR: no bits
+ * The API server's validation of spec.cidrs (pkg/apis/networking/validation ValidateServiceCIDR).
+ * Takes the `cidrs` array itself (`validateServiceCIDRSpec(spec.cidrs)`), not the spec or the
+ * ServiceCIDR holding it: an object with a `cidrs` field is refused with a message saying so. The
+ * array must hold one or two entries, each a CIDR in canonical form (apimachinery validation.IsValidCIDR: no bits
  * set past the prefix length, IPv6 as RFC 5952, no IPv4-mapped IPv6 address), and when two, one
  * of each family (`may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and
  * 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError. A CIDR no allocator serves
@@ -169,7 +171,9 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
 function checkedCIDRs(cidrs: unknown): string[] {
   const length = arrayLength(cidrs, 'spec.cidrs');
   if (length === undefined || length < 1 || length > 2) {
-    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${length !== undefined ? length : quoteInput(cidrs)}`);
+    throw new InvalidArgumentError(
+      `spec.cidrs must hold 1 or 2 CIDRs, got ${length !== undefined ? length : quoteInput(cidrs)}${length === undefined ? specHint(cidrs) : ''}`,
+    );
   }
   const given = readElements(cidrs, length, 'spec.cidrs');
   const families = given.map((c) => {
@@ -194,6 +198,15 @@ function checkedCIDRs(cidrs: unknown): string[] {
     );
   }
   return given as string[];
+}
+
+/**
+ * What to pass instead of `cidrs`, which is no array: for an object with a `cidrs` field (a whole
+ * ServiceCIDR or its spec), that field; else nothing to add.
+ */
+function specHint(cidrs: unknown): string {
+  if (typeof cidrs !== 'object' || cidrs === null || readMember(cidrs, 'cidrs', 'spec') === undefined) return '';
+  return ': pass its `cidrs` array, not the object holding it';
 }
 
 /** The error for an empty name, in the API server's words. */
@@ -307,7 +320,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     if (opts.unvalidated !== true) kept = checkedCIDRs(cidrs);
     else {
       const length = arrayLength(cidrs, 'spec.cidrs');
-      if (length === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
+      if (length === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}${specHint(cidrs)}`);
       // unvalidated skips the API server's rules, not the size of what it could send
       if (length > MAX_UNVALIDATED_CIDRS) {
         throw new InvalidArgumentError(

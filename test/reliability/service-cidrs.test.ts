@@ -80,6 +80,27 @@ describe('InMemoryServiceCIDRs refuses bad arguments and changes nothing', () =>
     expect(() => validateServiceCIDRSpec(['::ffff:10.0.0.0/104'])).toThrow(InvalidCIDRError);
     expect(() => validateServiceCIDRSpec(['10.0.0.0/24', 'fd00::/120'])).not.toThrow();
   });
+  it('validateServiceCIDRSpec and addServiceCIDR given the spec instead of its cidrs array: the message says to pass the array', () => {
+    const spec = { cidrs: ['10.0.0.0/24'] };
+    const hint = new InvalidArgumentError(
+      'spec.cidrs must hold 1 or 2 CIDRs, got a value of type object: pass its `cidrs` array, not the object holding it',
+    );
+    expect(() => validateServiceCIDRSpec(spec as never)).toThrow(hint);
+    expect(() => validateServiceCIDRSpec({ name: 'a', cidrs: ['10.0.0.0/24'] } as never)).toThrow(hint); // a whole ServiceCIDR
+    const src = new InMemoryServiceCIDRs();
+    expect(() => src.addServiceCIDR('a', spec as never)).toThrow(hint);
+    expect(() => src.addServiceCIDR('a', spec as never, { unvalidated: true })).toThrow(
+      new InvalidArgumentError(
+        'spec.cidrs must be an array, got a value of type object: pass its `cidrs` array, not the object holding it',
+      ),
+    );
+    expect(src.list()).toEqual([]);
+    // an object without a cidrs field gets no hint
+    expect(() => validateServiceCIDRSpec({} as never)).toThrow(
+      new InvalidArgumentError('spec.cidrs must hold 1 or 2 CIDRs, got a value of type object'),
+    );
+    expect(() => validateServiceCIDRSpec(spec.cidrs)).not.toThrow();
+  });
 });
 
 describe('InMemoryServiceCIDRs delivers every change to every watcher, in order', () => {
