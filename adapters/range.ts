@@ -41,7 +41,6 @@ import {
   ErrNotInRange,
   InvalidAddressError,
   InvalidArgumentError,
-  InvalidCIDRError,
   OutOfMemoryError,
 } from './errors.ts';
 import { arrayLength, classCalledOn, memberName, optionsObject, readMember, unboundCall, unboundOr, unboundRead } from './input.ts';
@@ -1039,16 +1038,16 @@ export class Range implements RangeView {
 
   /**
    * Replaces the state with a snapshot's. ErrMismatchedNetwork when `range` is another network
-   * (address or length); InvalidCIDRError when it is not a CIDR (an object, such as the whole
-   * snapshot, with the calls to make: restore(snap.range, snap.data) or Range.fromSnapshot(snap));
-   * InvalidArgumentError when the data does not fit this range. Nothing changes when it throws. The data is taken as given (as
+   * (address or length); InvalidCIDRError when it is not CIDR text; InvalidArgumentError when it
+   * is an object, such as the whole snapshot (with the calls to make: restore(snap.range,
+   * snap.data) or Range.fromSnapshot(snap)), and when the data does not fit this range. Nothing changes when it throws. The data is taken as given (as
    * upstream's Restore does): Range.fromSnapshot() also checks its length and checksum.
    */
   restore(this: object, range: string, data: Uint8Array): void;
   restore(this: Range, range: string, data: Uint8Array): void {
     checkThis(this, 'restore');
     this.changing();
-    if (typeof range === 'object' && range !== null) throw snapshotAsRange(range);
+    if (typeof range === 'object' && range !== null) throw snapshotAsRange();
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
     data = ownBytes(data, 'snapshot data');
@@ -1545,12 +1544,12 @@ function refuseWrapper(): InvalidArgumentError {
 
 /**
  * restore() given an object where the range text goes: most likely the whole snapshot, which
- * fromSnapshot takes. InvalidCIDRError quoting it, as any range that is not CIDR text, with the
- * calls to make (ParsePrefix's "expected a string, got object" alone would not name them).
+ * fromSnapshot takes. InvalidArgumentError, since the call's arguments are wrong rather than a
+ * CIDR's text, with the calls to make (ParsePrefix's "expected a string, got object" alone would
+ * not name them).
  */
-function snapshotAsRange(range: object): InvalidCIDRError {
-  return new InvalidCIDRError(
-    range,
+function snapshotAsRange(): InvalidArgumentError {
+  return new InvalidArgumentError(
     "restore takes a snapshot's range text and data as two arguments, got an object for the range: call restore(snap.range, snap.data) to load a snapshot into this Range (unchecked, as upstream's Restore), or Range.fromSnapshot(snap) for a new Range, its length and checksum checked",
   );
 }
