@@ -680,6 +680,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     call.list = list;
     call.moved = null;
     call.vacated = -1;
+    call.weightless = false;
     if (this.policy === 'ordered' || list.length <= 1) {
       call.pool = null;
       call.next = 0;
@@ -730,6 +731,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const r = this.tryRange(e, call);
           if (r === null) continue;
           if (typeof r === 'string') return r;
+          call.weightless = false; // anything may run until it answers: the next draw weighs again
           return r.then((ip) => (ip !== null ? ip : this.walk(call)));
         }
       }
@@ -784,8 +786,21 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /**
    * Index in the untried [0, n) drawn with probability free/Σfree over the ready ranges (in the
    * first pass, free less what a cool-down holds back: freeOf); n − 1 when all weigh 0.
+   *
+   * Once all weigh 0, the next draws of the pass answer n − 1 without weighing again
+   * (call.weightless): a call over many full ranges weighs them once, not n(n + 1)/2 times. Every
+   * untried range is still tried, in the order weighing would take them while they weigh nothing,
+   * and weighing would make no draw; the answers differ only if an untried range gains weight
+   * (an address freed, a range made ready, a hold run out) before it is tried. So the shortcut is
+   * taken only where nothing but this package runs between two draws: the ranges call no strategy,
+   * clock or random source of yours (rangesCallNothing: no cool-down either), and no range answers
+   * with a promise (walk clears it then, as anything may run until the promise settles). What
+   * still runs is the store's hasSynced, asked as each range is tried: should it free an address
+   * of an untried range, that range is still reached and gives it, without the draw weighing
+   * would have made.
    */
   private pickWeighted(call: NextCall, n: number): number {
+    if (call.weightless) return n - 1;
     let total = 0;
     // the call's own: a store's hasSynced (readyNow) may start another call of this MetaAllocator
     const weights = call.weights.length >= n ? call.weights : (call.weights = new Float64Array(n));
@@ -795,7 +810,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
       weights[i] = w;
       total += w;
     }
-    if (total === 0) return n - 1;
+    if (total === 0) {
+      call.weightless = this.rangesCallNothing;
+      return n - 1;
+    }
     // a uniform double in [0, 1) from 53 random bits
     const d = this.draw;
     drawU64(this.random, d); // two checked u32 draws, high first
@@ -1839,6 +1857,12 @@ class NextCall {
   freeOnly: FreeOnlyPass | null = { heldBack: false };
   /** The 'weighted' policy's weights of the untried ranges, by position (made at its first draw). */
   weights = EMPTY_WEIGHTS;
+  /**
+   * The 'weighted' policy found every untried range of this pass weightless where none can gain
+   * weight before the pass ends (pickWeighted says when): its next draws take the last untried
+   * range without weighing them again. Cleared by a new pass and by a range answering with a promise.
+   */
+  weightless = false;
   /** The owner as checked once: every range tried gets this copy. */
   constructor(readonly owner: ParentRef | undefined) {}
 

@@ -1629,6 +1629,65 @@ describe('MetaAllocator: the ranges allocateNext tries, for a given random sourc
   });
 });
 
+describe("MetaAllocator 'weighted': every range full", () => {
+  /** `n` ServiceCIDRs of a /30 each (two addresses), both addresses taken through the store; the store's hasSynced counted. */
+  function fullRanges(n: number) {
+    const store = new MemoryStore();
+    const labels = allocatorLabels('IPv4');
+    const source = new InMemoryServiceCIDRs();
+    const net = (i: number) => `10.${i >> 8}.${i & 255}`;
+    for (let i = 0; i < n; i++) {
+      source.addServiceCIDR(`sc${i}`, [`${net(i)}.0/30`]);
+      for (const h of [1, 2]) store.createSync({ name: `${net(i)}.${h}`, labels, parentRef: null });
+    }
+    const hasSynced = store.cache.hasSynced.bind(store.cache);
+    const counted = { asked: 0, onAsk: (): void => {} };
+    store.cache.hasSynced = () => {
+      counted.asked++;
+      counted.onAsk();
+      return hasSynced();
+    };
+    return { store, source, net, counted };
+  }
+
+  it('asks each range whether it is ready a bounded number of times per call, not once per range already tried', async () => {
+    // the readiness of a range is asked as it is weighed and as it is tried; a walk that weighed
+    // every untried range again at each draw asked n(n + 1)/2 times per call (45,150 here)
+    const n = 300;
+    const { store, source, counted } = fullRanges(n);
+    const random = seededRandom(7);
+    const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
+    try {
+      for (let k = 0; k < 3; k++) {
+        counted.asked = 0;
+        expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+        expect(counted.asked).toBeLessThanOrEqual(4 * n);
+      }
+      // the draws are those of the walk that weighed at each draw (its next value, recorded):
+      // every range weighed nothing, so no call drew
+      expect(random.nextU32()).toBe(3181455513);
+    } finally {
+      meta.destroy();
+    }
+  });
+
+  it('still tries every untried range when one gets a free address after they all weighed nothing', async () => {
+    const n = 50;
+    const { store, source, net, counted } = fullRanges(n);
+    const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(7), policy: 'weighted' });
+    try {
+      // once every range has been weighed (and found full), the first range in creation order,
+      // the last the walk reaches, gets its address back from code run inside the call
+      counted.onAsk = () => {
+        if (counted.asked === n + 1) store.deleteSync(`${net(0)}.1`);
+      };
+      expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
+    } finally {
+      meta.destroy();
+    }
+  });
+});
+
 describe.each(RANGE_POLICIES)('MetaAllocator, policy %s: the range an address is routed to', (policy) => {
   // nested and disjoint ranges, created in this order; 10.0.1.x is in three of them
   const CIDRS = ['10.0.1.0/25', '10.9.0.0/24', '10.0.0.0/16', '10.8.0.0/24', '10.0.1.0/24'];
