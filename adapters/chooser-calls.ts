@@ -54,15 +54,15 @@ export class ChooserCalls {
     return guardedSource(random, this);
   }
 
-  /** Enters the guard (DrawGuard); returns what leave() restores. */
-  enter(): boolean {
+  /** `source.nextU32()` inside the guard (DrawGuard). */
+  draw(source: RandomSource): number {
     const was = this.active;
     this.active = true;
-    return was;
-  }
-
-  leave(was: boolean): void {
-    this.active = was;
+    try {
+      return source.nextU32();
+    } finally {
+      this.active = was;
+    }
   }
 
   // Each call restores what `active` was before it rather than clearing it, so the guard would

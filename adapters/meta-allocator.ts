@@ -256,12 +256,13 @@ function isLeftAllocation(e: unknown): boolean {
 }
 
 /**
- * The errors a range's strategy threw from a call into it (callGuarded: forRange, choose, taken),
- * told apart from the same classes thrown for the range: an ErrDestroyed of its own is the
- * caller's to see, even once the range is gone (rangeRefused), where the range's ErrDestroyed
- * (its search stopped, its store closed) only says it went away.
+ * The errors a range's strategy or random source — code of yours — threw from a call into it
+ * (callGuarded: forRange, choose, taken, nextU32), told apart from the same classes thrown for
+ * the range: an ErrDestroyed of its own is the caller's to see, even once the range is gone
+ * (rangeRefused), where the range's ErrDestroyed (its search stopped, its store closed) only
+ * says it went away.
  */
-const STRATEGY_THREW = new WeakSet<object>();
+const YOUR_CODE_THREW = new WeakSet<object>();
 
 /**
  * A range's place in creation order: the first of its ServiceCIDRs in creation order (byCreation:
@@ -1274,25 +1275,27 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * The random source of the range `slot` holds: each draw from one of your own is followed by
-   * refuseIfRangeLeft, as each call into the range's strategy is (callGuarded).
+   * The random source of the range `slot` holds: each draw from one of your own is a call into
+   * the range's code of yours, as each of its strategy's calls is (callGuarded).
    */
   private rangeRandom(slot: RangeSlot): RandomSource {
-    return guardedSource(this.random, { enter: () => false, leave: () => this.refuseIfRangeLeft(slot) });
+    return guardedSource(this.random, { draw: (source) => this.callGuarded(() => source.nextU32(), slot) });
   }
 
   /**
-   * Makes `call`, a call into the strategy of the range `slot` holds, then refuseIfRangeLeft: the
-   * strategy is code of yours, which may delete or mark the range's ServiceCIDR while the range
-   * chooses, and the range must not go on to take an address then. What guardedStrategy wraps
-   * around each of the strategy's calls.
+   * Makes `call`, a call into the strategy or random source of the range `slot` holds, then,
+   * once it returned, refuseIfRangeLeft: that is code of yours, which may delete or mark the
+   * range's ServiceCIDR while the range chooses, and the range must not go on to take an address
+   * then. What it throws is marked as its own (YOUR_CODE_THREW) and reaches the caller as it is.
+   * What guardedStrategy wraps around each of the strategy's calls, and rangeRandom around each
+   * draw.
    */
   private callGuarded<T>(call: () => T, slot: RangeSlot): T {
     let answer: T;
     try {
       answer = call();
     } catch (err) {
-      if (typeof err === 'object' && err !== null) STRATEGY_THREW.add(err);
+      if (typeof err === 'object' && err !== null) YOUR_CODE_THREW.add(err);
       throw err;
     }
     this.refuseIfRangeLeft(slot);
@@ -1927,11 +1930,11 @@ function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
  * (isLeftAllocation: its ServiceCIDRs deleted or made not allocatable by its strategy or random
  * source; not ready, unless deleted), or its allocator's answer (isSearchAnswer): ErrFull or
  * ErrNotReady (noAddressIn). An ErrDestroyed once the range is removed too, unless its strategy
- * threw it (STRATEGY_THREW): its search stopped at the next address (deleted during a store
- * call), or its store was closed after the range's removal or this MetaAllocator's destroy(),
- * which then answers for itself (walk). Anything else — ErrFull or ErrNotReady thrown by its
- * strategy or its store too, and its strategy's own ErrDestroyed — is the call's error, and is
- * thrown.
+ * or random source threw it (YOUR_CODE_THREW): its search stopped at the next address (deleted
+ * during a store call), or its store was closed after the range's removal or this
+ * MetaAllocator's destroy(), which then answers for itself (walk). Anything else — ErrFull or
+ * ErrNotReady thrown by its strategy or its store too, and its strategy's or random source's own
+ * ErrDestroyed — is the call's error, and is thrown.
  */
 function rangeRefused(e: RangeEntry, call: NextCall, err: unknown): null {
   if (isLeftAllocation(err)) {
@@ -1942,7 +1945,7 @@ function rangeRefused(e: RangeEntry, call: NextCall, err: unknown): null {
     noAddressIn(e, call, err instanceof ErrFull ? FULL : NOT_READY);
     return null;
   }
-  if (e.removed && err instanceof ErrDestroyed && !STRATEGY_THREW.has(err)) return null;
+  if (e.removed && err instanceof ErrDestroyed && !YOUR_CODE_THREW.has(err)) return null;
   throw err;
 }
 

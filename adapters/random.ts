@@ -375,11 +375,14 @@ export function uniformBelow(rng: RandomSource, n: number): number {
   return numberOut.hi * TWO32 + numberOut.lo;
 }
 
-/** What guards a draw from a source of the caller's: entered before it is called, left after. @internal */
+/**
+ * What guards a draw from a source of the caller's: it makes the draw, inside a range's or
+ * allocator's re-entry guard (ChooserCalls), or followed by a MetaAllocator's check that the
+ * draw left the range allocatable. @internal
+ */
 export interface DrawGuard {
-  /** Enters; returns what leave() restores. */
-  enter(): boolean;
-  leave(was: boolean): void;
+  /** `source.nextU32()`, guarded: its value, or what it threw. */
+  draw(source: RandomSource): number;
 }
 
 /**
@@ -394,12 +397,7 @@ class GuardedSource implements RandomSource {
   ) {}
 
   nextU32(): number {
-    const was = this.guard.enter();
-    try {
-      return this.source.nextU32();
-    } finally {
-      this.guard.leave(was);
-    }
+    return this.guard.draw(this.source);
   }
 }
 

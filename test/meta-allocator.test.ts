@@ -3296,6 +3296,44 @@ describe("MetaAllocator: a strategy's own ErrDestroyed, thrown once its choice r
   );
 });
 
+// Regression: a random source of the caller's that deleted its range's ServiceCIDR during the
+// range's draw and then threw had its error replaced by the range's refusal (the range left, a
+// check run as the draw ended, even by a throw), and the call answered an address from the next
+// range: the source's error is the caller's to see, as a strategy's is.
+describe("MetaAllocator: a random source's own error, thrown once its draw removed the range", () => {
+  /** The draws each policy makes itself before range a's first: 'upstream' picks among 2 ranges (one u32), 'weighted' draws a u64. */
+  const POLICY_DRAWS: Record<RangePolicy, number> = { ordered: 0, upstream: 1, weighted: 2 };
+  const cases = (['ErrDestroyed', 'Error'] as const).flatMap((kind) =>
+    RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [kind, policy, syncOps] as const)),
+  );
+  it.each(cases)(
+    'an %s (policy %s, synchronous store operations %s): the call rejects with it, nothing created',
+    async (kind, policy, syncOps) => {
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.96.0.0/28']);
+      source.addServiceCIDR('b', ['10.97.0.0/28']);
+      const own = kind === 'ErrDestroyed' ? new ErrDestroyed('the pool of this random source') : new Error('the random source failed');
+      let draws = 0;
+      const random = {
+        nextU32(): number {
+          if (draws++ === POLICY_DRAWS[policy]) {
+            source.deleteServiceCIDR('a');
+            throw own;
+          }
+          return 0; // every policy tries a first
+        },
+      };
+      const store = new MemoryStore({ syncOps });
+      const meta = new MetaAllocator('IPv4', source, { store, policy, random });
+      onTestFinished(() => meta.destroy());
+      expect(await rejection(meta.allocateNext())).toBe(own);
+      expect(draws).toBe(POLICY_DRAWS[policy] + 1);
+      expect(store.records()).toEqual([]);
+      expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([['10.97.0.0/28', 0]]);
+    },
+  );
+});
+
 // allocate(ip) runs a range's strategy only as its index is rebuilt (after it missed store events
 // for lack of WASM memory): a forRange that deletes the range's ServiceCIDR, or marks it for
 // deletion, there had the address taken in that range all the same.
