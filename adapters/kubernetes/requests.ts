@@ -34,6 +34,11 @@
 // (mayHaveTakenEffect). One that failed before it went out — the credentials, the TLS material or
 // proxy, a connection refused or a host not found, a TLS handshake, the runtime's refusal — is not.
 //
+// A get or a list page whose connection closed or reset after it was written and before any of its
+// answer came — a kept-alive connection the server closed as idle just as the request went out on
+// it — is sent once more at once (closedUnanswered), as client-go sends an idempotent request
+// again; a create or delete is not (it may have reached the server: it is read back, store.ts).
+//
 // A connection reset or closed part-way through an answer fails the request at once, with the
 // network error (e.g. `terminated (ECONNRESET)`), under Deno as under Node: see
 // `letFetchEndBody`, which watch-request.ts applies to a watch's body too.
@@ -179,6 +184,7 @@ export class ApiRequests {
     const signal = controller.signal;
     this.inFlight.add(controller);
     const waited: number[] = []; // the status of each answer waited out, in order
+    let resentAfterClose = false; // a read sent once more after its connection closed unanswered
     // whether the attempt running was sent: client-node runs the middleware after authenticating
     // (an exec credential plugin), just before the fetch; whether it was written on a connection
     // made and secured (`pending` from then on until it failed or was answered in full); and the
@@ -267,6 +273,10 @@ export class ApiRequests {
             const error = unansweredError(target, `${before}; ${cannotUse}the request to ${host} was not sent again: ${problem}`, e);
             LOST_ANSWERS.set(error, undefined);
             throw error;
+          }
+          if (!resentAfterClose && READS.has(target.verb) && pending && began === undefined && closedUnanswered(e, signal, this.server)) {
+            resentAfterClose = true;
+            continue;
           }
           if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorsWaitedOut() !== undefined)) {
             LOST_ANSWERS.set(e as object, began);
@@ -424,6 +434,37 @@ export function mayHaveTakenEffect(err: unknown): boolean {
 
 /** The 5xx statuses a write may have taken effect under (mayHaveTakenEffect). */
 const MAY_HAVE_COMMITTED = new Set([500, 502, 503, 504]);
+
+/**
+ * The verbs of ApiRequests whose request reads and changes nothing (a GET): sent once more when
+ * their connection closes before any of the answer came (closedUnanswered).
+ */
+const READS = new Set<RequestTarget['verb']>(['get', 'list']);
+
+/**
+ * The error codes of a connection closed or reset under a request: undici's `other side closed`
+ * (UND_ERR_SOCKET), Node's ECONNRESET (node-fetch's `socket hang up` too) and EPIPE.
+ */
+const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/**
+ * Whether the request that failed with `err`, written on its connection, met that connection's
+ * close or reset before any of its answer came (the caller knows none came): the fetch failed
+ * with no HTTP answer, not on the deadline or close(), after it went out (wentOut), on a
+ * connection closed or reset (CLOSED). That is what a
+ * kept-alive connection the server closes as idle (kube-apiserver's or a load balancer's idle
+ * timeout) just as the next request is written on it looks like: `other side closed`, `socket hang
+ * up`, ECONNRESET. client-go sends an idempotent request again then — net/http's Transport, on a
+ * reused connection (persistConn.shouldRetryRequest); its rest client, a GET on any connection
+ * reset or closed (rest/request.go, IsConnectionReset and IsProbableEOF) — and ApiRequests.run
+ * sends a get or a list page once more; the connection that closed is gone from the pool, so the
+ * resend goes on another one. A create or delete is not sent again so: it may have reached the
+ * server, and its caller reads the object back (store.ts).
+ */
+function closedUnanswered(err: unknown, signal: AbortSignal, server: string): boolean {
+  if (signal.aborted || !isFetchFailure(err) || !wentOut(err, server)) return false;
+  return causeChain(err).some((e) => typeof e.code === 'string' && CLOSED.has(e.code));
+}
 
 /**
  * The error codes of a connection that was never made, or never secured: nothing of the request

@@ -555,6 +555,12 @@ export class ApiServerDouble {
   private readonly failsAfterCommit = new Map<Verb, number>();
   /** Verbs whose next request is dropped unanswered before it takes effect (dropBeforeCommit). */
   private readonly dropsBeforeCommit = new Set<Verb>();
+  /** Verbs whose next requests find their connection closed as they arrive (closeOnArrival): how many, on which connections. */
+  private readonly arrivalCloses = new Map<Verb, { count: number; on: 'kept-alive' | 'any' }>();
+  /** How many requests found their connection closed as they arrived (closeOnArrival), in all. */
+  closedOnArrival = 0;
+  /** How many requests each connection has carried (the one arriving included). */
+  private readonly carried = new WeakMap<import('node:net').Socket, number>();
   private watchLagMs = 0;
   /** How many of the next events written to watches are cut in half (cutWatchEvents). */
   private cutEvents = 0;
@@ -576,6 +582,7 @@ export class ApiServerDouble {
       this.inFlight.set(method, now);
       this.mostAtOnce.set(method, Math.max(now, this.mostAtOnce.get(method) ?? 0));
       res.once('close', () => this.inFlight.set(method, this.inFlight.get(method)! - 1));
+      this.carried.set(req.socket, (this.carried.get(req.socket) ?? 0) + 1);
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.sendJSON(res, 500, faultStatus(500, String(err)));
         else res.destroy();
@@ -762,6 +769,19 @@ export class ApiServerDouble {
    */
   dropBeforeCommit(verb: 'create' | 'delete'): void {
     this.dropsBeforeCommit.add(verb);
+  }
+
+  /**
+   * The next `count` requests of `verb` that come on a kept-alive connection (one that carried a
+   * request before) find it closed as they arrive: the connection is dropped as soon as they
+   * have come in, nothing done or answered, and the request is not recorded in `requests` (only
+   * counted, in `closedOnArrival`) — the server's idle close of a kept-alive connection
+   * (kube-apiserver's, a load balancer's) racing the client's next request on it. A request on a
+   * new connection is served as usual, unless `on` is `'any'`: then the next `count` requests of
+   * `verb` are closed so on whatever connection they come (a server or proxy dropping them).
+   */
+  closeOnArrival(verb: Verb, count = 1, on: 'kept-alive' | 'any' = 'kept-alive'): void {
+    this.arrivalCloses.set(verb, { count, on });
   }
 
   garbleNext(verb: Verb, count = 1): void {
@@ -1039,6 +1059,13 @@ export class ApiServerDouble {
     else if (req.method === 'GET' && isWatch) verb = 'watch';
     else if (req.method === 'GET') verb = 'list';
     else if (req.method === 'DELETE' && name !== undefined) verb = 'delete';
+
+    const close = this.arrivalCloses.get(verb as Verb);
+    if (close !== undefined && (close.on === 'any' || this.carried.get(req.socket)! > 1)) {
+      if (--close.count === 0) this.arrivalCloses.delete(verb as Verb);
+      this.closedOnArrival++;
+      return void req.socket.destroy();
+    }
 
     const entry: ReceivedRequest = {
       verb,

@@ -1,0 +1,102 @@
+// A kept-alive connection that the server closes as idle just as the next request is written on it
+// (kube-apiserver's, or a load balancer's, idle timeout racing the client). Nothing of the answer
+// came: the server closed the connection before it read the request. client-go sends such a
+// request again when it is idempotent — a get, a list page — and never sends a create or delete
+// again on its own: here a lost create or delete is read back instead (docs/kubernetes.md).
+// client-node 1.x opens a connection per request, so only 2.x meets the race; a get or list page
+// closed so on a new connection is sent once more with either.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { BOTH_CLIENT_NODES, kubeConfigFor } from './k8s/kubeconfig.ts';
+import { WEB } from './k8s/lost-answers.ts';
+
+const closing: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close();
+});
+
+/**
+ * A double holding 10.0.0.7, and a store on it made with client-node `Config`; `start`: with its
+ * informer started (its watch then keeps a connection of its own).
+ */
+async function setUp(
+  start = false,
+  Config: (typeof BOTH_CLIENT_NODES)[number][1] = BOTH_CLIENT_NODES[0][1],
+): Promise<{ double: ApiServerDouble; store: KubernetesStore }> {
+  const double = await ApiServerDouble.start();
+  closing.push(() => double.close());
+  double.insert({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IPAddress',
+    metadata: { name: '10.0.0.7' },
+    spec: { parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' } },
+  });
+  const store = new KubernetesStore(kubeConfigFor(double.url, undefined, { Config }), { start, requestTimeoutMs: 5000 });
+  closing.push(() => store.close());
+  return { double, store };
+}
+
+describe('a kept-alive connection the server closes as the next request arrives', () => {
+  it('a get is sent once more, on a new connection, and resolves', async () => {
+    const { double, store } = await setUp();
+    expect(await store.get('10.0.0.7')).toMatchObject({ name: '10.0.0.7' });
+    expect(double.connectionsAccepted).toBe(1);
+    double.closeOnArrival('get');
+    expect(await store.get('10.0.0.7')).toMatchObject({ name: '10.0.0.7' });
+    expect(double.closedOnArrival).toBe(1);
+    expect(double.connectionsAccepted).toBe(2);
+  });
+
+  it('a list page is sent once more: the cache syncs with no failed list', async () => {
+    const { double, store } = await setUp();
+    await store.get('10.0.0.7'); // leaves a kept-alive connection idle for the list
+    double.closeOnArrival('list');
+    store.start();
+    await store.waitForSync();
+    expect(double.closedOnArrival).toBe(1);
+    expect(store.stats.errors).toBe(0);
+    expect(store.lastError).toBeUndefined();
+    expect(store.cache.get('10.0.0.7')).toBeDefined();
+  });
+
+  it('a create is not sent again blindly: it is read back, found missing, and sent once more, as a lost create is', async () => {
+    const { double, store } = await setUp(true);
+    await store.waitForSync();
+    const alloc = Allocator.create('10.0.0.0/28', { store });
+    closing.push(() => alloc.destroy());
+    await store.get('10.0.0.7'); // leaves a kept-alive connection idle for the create
+    const before = double.requests.length;
+    double.closeOnArrival('create');
+    await alloc.allocate('10.0.0.5', WEB);
+    expect(double.closedOnArrival).toBe(1);
+    // the create closed unread, then its read back (nothing there), then its one send more
+    expect(double.requests.slice(before).map((r) => [r.verb, r.path.split('/').pop()])).toEqual([
+      ['get', '10.0.0.5'],
+      ['create', 'ipaddresses'],
+    ]);
+  });
+});
+
+describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any answer, client-node %s', (_, Config) => {
+  it('is sent once more, and resolves', async () => {
+    const { double, store } = await setUp(false, Config);
+    double.closeOnArrival('get', 1, 'any');
+    expect(await store.get('10.0.0.7')).toMatchObject({ name: '10.0.0.7' });
+    expect(double.closedOnArrival).toBe(1);
+  });
+
+  it('is sent once more only: closed again, it fails with the network error', async () => {
+    const { double, store } = await setUp(false, Config);
+    double.closeOnArrival('get', 2, 'any');
+    const err = await store.get('10.0.0.7').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.name).toBe('KubernetesApiError');
+    expect(err?.message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": .*(other side closed|socket hang up|ECONNRESET)/);
+    expect(double.closedOnArrival).toBe(2);
+    expect(await store.get('10.0.0.7')).toBeDefined(); // the next get is a request of its own
+  });
+});
