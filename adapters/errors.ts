@@ -161,18 +161,30 @@ export class IPAllocatorError extends Error {
    */
   toJSON(this: object): { name: string; message: string; code: IPAllocatorErrorCode; cause?: unknown } & Record<string, unknown>;
   toJSON(this: IPAllocatorError): { name: string; message: string; code: IPAllocatorErrorCode; cause?: unknown } & Record<string, unknown> {
-    const json: ReturnType<IPAllocatorError['toJSON']> = {
-      name: this.name,
-      message: this.message,
-      code: this.code,
-    };
-    for (const key of Object.keys(this)) {
-      if (key === 'name' || key === 'message' || key === 'code' || key === 'stack' || key === 'cause') continue;
-      json[key] = jsonField(this, key, 0);
-    }
-    if (Object.hasOwn(this, 'cause')) json.cause = jsonField(this, 'cause', 0);
-    return json;
+    return errorJSON(this);
   }
+}
+
+/**
+ * What an error's toJSON writes (IPAllocatorError's, KubernetesApiError's): its `name`, `message`
+ * and `code` first, then its own enumerable fields, then its `cause` when it has one, never its
+ * `stack`; each value as JSON can hold it (jsonValue). It never throws.
+ * @internal
+ */
+export function errorJSON<Code>(
+  error: Error & { readonly code: Code },
+): { name: string; message: string; code: Code; cause?: unknown } & Record<string, unknown> {
+  const json: ReturnType<typeof errorJSON<Code>> = {
+    name: error.name,
+    message: error.message,
+    code: error.code,
+  };
+  for (const key of Object.keys(error)) {
+    if (key === 'name' || key === 'message' || key === 'code' || key === 'stack' || key === 'cause') continue;
+    json[key] = jsonField(error, key, 0);
+  }
+  if (Object.hasOwn(error, 'cause')) json.cause = jsonField(error, 'cause', 0);
+  return json;
 }
 
 /** How deep toJSON writes arrays and plain objects inside a field; deeper ones are described. */

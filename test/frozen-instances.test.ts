@@ -292,6 +292,11 @@ const ROWS: [string, (store: MemoryStore) => Promise<object> | object, Calls<nev
       () => new (type as new (...args: unknown[]) => object)('x', 'IPv4', 1, new Error('last'), new Error('last')),
       { toJSON: (o: { toJSON(): unknown }) => o.toJSON() },
     ]),
+  [
+    'KubernetesApiError',
+    () => new kubernetes.KubernetesApiError('get', 'ipaddresses', 'x', 500, { reason: 'InternalError' }, 'x', new Error('last')),
+    { toJSON: (o: kubernetes.KubernetesApiError) => o.toJSON() },
+  ],
 ];
 
 describe('a frozen instance keeps working', () => {

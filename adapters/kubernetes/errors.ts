@@ -15,7 +15,7 @@
 // SyncTimeoutError, SyncDeniedError and SyncBlockedError are ours (IPAllocatorErrors with stable
 // codes): waitForSync's timeout ran out, the runtime denied the list a permission, or fetch refuses
 // the server's port.
-import { AlreadyExistsError, IPAllocatorError, NotFoundError, nameErrorClasses } from '../errors.ts';
+import { AlreadyExistsError, errorJSON, IPAllocatorError, NotFoundError, nameErrorClasses } from '../errors.ts';
 import { showUnseen } from '../quote.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
 
@@ -85,6 +85,18 @@ export class KubernetesApiError extends Error {
     this.timeoutMs = timeoutMs;
     this.resends = resends;
     this.cutOffStatus = cutOffStatus;
+  }
+
+  /**
+   * What `JSON.stringify` writes for the error, for a log line, as for the IPAllocatorError
+   * classes: its `name`, `message` and `code` (the HTTP status; left out when no answer came),
+   * then its fields that are set — `reason`, `status` (the server's Status, field by field),
+   * `verb`, `resourceName`, `timeoutMs`, `resends`, `cutOffStatus` — and any you set on it, then
+   * its `cause` (name, message and code) when it has one; never its `stack`. It never throws.
+   */
+  toJSON(this: object): { name: string; message: string; code: number | undefined; cause?: unknown } & Record<string, unknown>;
+  toJSON(this: KubernetesApiError): { name: string; message: string; code: number | undefined; cause?: unknown } & Record<string, unknown> {
+    return errorJSON(this);
   }
 }
 
