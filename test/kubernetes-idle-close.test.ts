@@ -1,15 +1,16 @@
 // A kept-alive connection that the server closes as idle just as the next request is written on it
 // (kube-apiserver's, or a load balancer's, idle timeout racing the client). Nothing of the answer
 // came: the server closed the connection before it read the request. client-go sends such a
-// request again when it is idempotent — a get, a list page — and never sends a create or delete
-// again on its own: here a lost create or delete is read back instead (docs/kubernetes.md).
-// client-node 1.x opens a connection per request, so only 2.x meets the race; a get or list page
-// closed so on a new connection is sent once more with either.
+// request again when it is idempotent — a get, a list page, a watch — and never sends a create or
+// delete again on its own: here a lost create or delete is read back instead (docs/kubernetes.md).
+// client-node 1.x opens a connection per request, so only 2.x meets the race; a read closed so on
+// a new connection is sent once more with either.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { BOTH_CLIENT_NODES, kubeConfigFor } from './k8s/kubeconfig.ts';
+import { until } from './k8s/helpers.ts';
 import { WEB } from './k8s/lost-answers.ts';
 
 const closing: (() => unknown)[] = [];
@@ -98,5 +99,51 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     expect(err?.message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": .*(other side closed|socket hang up|ECONNRESET)/);
     expect(double.closedOnArrival).toBe(2);
     expect(await store.get('10.0.0.7')).toBeDefined(); // the next get is a request of its own
+  });
+});
+
+/** A synced store whose watch has had an event (a watch ended without any within a second is a failure: client-go's "very short watch"). */
+async function watching(Config?: (typeof BOTH_CLIENT_NODES)[number][1]): Promise<{ double: ApiServerDouble; store: KubernetesStore }> {
+  const { double, store } = await setUp(true, Config);
+  await store.waitForSync();
+  await until(() => store.stats.watches === 1 && double.openWatches() === 1, 'the first watch');
+  double.insert({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IPAddress',
+    metadata: { name: '10.0.0.8' },
+    spec: { parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' } },
+  });
+  await until(() => store.cache.get('10.0.0.8') !== undefined, 'the event');
+  return { double, store };
+}
+
+describe('a watch resumed on a kept-alive connection the server closes as it arrives', () => {
+  it('is sent once more: resumed with no failure and no list again', async () => {
+    const { double, store } = await watching();
+    await store.get('10.0.0.7'); // leaves a kept-alive connection idle (a watch's own is dropped as it ends)
+    double.closeOnArrival('watch');
+    double.closeWatches(); // a clean end, as the server's watch timeout: resumed on that connection
+    await until(() => double.openWatches() === 1 && double.closedOnArrival === 1, 'the watch resumed');
+    expect(store.stats).toMatchObject({ lists: 1, errors: 0 });
+    expect(store.lastError).toBeUndefined();
+  });
+});
+
+describe.each(BOTH_CLIENT_NODES)('a watch whose connection is closed before any answer, client-node %s', (_, Config) => {
+  it('is sent once more: resumed with no failure and no list again', async () => {
+    const { double, store } = await watching(Config);
+    double.closeOnArrival('watch', 1, 'any');
+    double.closeWatches();
+    await until(() => double.openWatches() === 1 && double.closedOnArrival === 1, 'the watch resumed');
+    expect(store.stats).toMatchObject({ lists: 1, errors: 0 });
+    expect(store.lastError).toBeUndefined();
+  });
+
+  it('closed so again, it fails, and the informer lists again', async () => {
+    const { double, store } = await watching(Config);
+    double.closeOnArrival('watch', 2, 'any');
+    double.closeWatches();
+    await until(() => double.closedOnArrival === 2 && store.stats.lists === 2, 'the list after the failed watch');
+    expect(store.stats.errors).toBe(1);
   });
 });

@@ -451,17 +451,18 @@ const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
  * Whether the request that failed with `err`, written on its connection, met that connection's
  * close or reset before any of its answer came (the caller knows none came): the fetch failed
  * with no HTTP answer, not on the deadline or close(), after it went out (wentOut), on a
- * connection closed or reset (CLOSED). That is what a
- * kept-alive connection the server closes as idle (kube-apiserver's or a load balancer's idle
- * timeout) just as the next request is written on it looks like: `other side closed`, `socket hang
- * up`, ECONNRESET. client-go sends an idempotent request again then — net/http's Transport, on a
+ * connection closed or reset (CLOSED). That is what a kept-alive connection the server closes as
+ * idle (kube-apiserver's or a load balancer's idle timeout) just as the next request is written on
+ * it looks like: `other side closed`, `socket hang up`, ECONNRESET. client-go sends an idempotent request again then — net/http's Transport, on a
  * reused connection (persistConn.shouldRetryRequest); its rest client, a GET on any connection
  * reset or closed (rest/request.go, IsConnectionReset and IsProbableEOF) — and ApiRequests.run
  * sends a get or a list page once more; the connection that closed is gone from the pool, so the
  * resend goes on another one. A create or delete is not sent again so: it may have reached the
- * server, and its caller reads the object back (store.ts).
+ * server, and its caller reads the object back (store.ts). A watch request is sent once more so
+ * too (watch-request.ts).
+ * @internal
  */
-function closedUnanswered(err: unknown, signal: AbortSignal, server: string): boolean {
+export function closedUnanswered(err: unknown, signal: AbortSignal, server: string): boolean {
   if (signal.aborted || !isFetchFailure(err) || !wentOut(err, server)) return false;
   return causeChain(err).some((e) => typeof e.code === 'string' && CLOSED.has(e.code));
 }
@@ -750,6 +751,16 @@ function notingLocation(handler: unknown, hop: string, route: Route): unknown {
 }
 
 /**
+ * `agent`, the agent node-fetch sends a request to `url` with (client-node 1.x; undefined: Node's
+ * global one for its scheme), telling `onWritten` once the request was written (writtenThrough);
+ * `agent` itself where that cannot be watched.
+ * @internal
+ */
+export function agentTellingWritten(agent: unknown, url: string, onWritten: () => void): unknown {
+  return writtenThrough(agent ?? defaultAgent(url), onWritten) ?? agent;
+}
+
+/**
  * Has `onWritten` told once the request was written on a connection made and secured, so that a
  * connection refused, reset or stalled in its TCP or TLS handshake leaves it untold (nothing of
  * the request reached the server). A RequestContext of client-node 2.x carries an undici
@@ -758,8 +769,9 @@ function notingLocation(handler: unknown, hop: string, route: Route): unknown {
  * KubeConfig set (applySecurityAuthentication runs before this middleware): told when Node's
  * request has been written on its socket (writtenThrough). Told at once where neither can be
  * watched.
+ * @internal
  */
-function whenWritten(context: unknown, onWritten: () => void): void {
+export function whenWritten(context: unknown, onWritten: () => void): void {
   const { getDispatcher, setDispatcher, getAgent, setAgent, getUrl } = context as {
     getDispatcher?: () => Dispatcher | undefined;
     setDispatcher?: (d: Dispatcher) => void;

@@ -22,6 +22,9 @@
 // TimeoutError when it runs out (watch-session.ts reads that end). An answer that a redirect led
 // to another host, or sent again with another method, is refused, whatever its status, as
 // answer-probe.ts refuses a 2xx of the kind (client-node 2.x: 1.x's node-fetch shows no hops).
+// A request whose connection closed or reset after it went out, before any answer (a kept-alive
+// connection the server closed as idle just then), is sent once more, as ApiRequests sends a get
+// (requests.ts closedUnanswered).
 import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
@@ -29,7 +32,7 @@ import { namingKubeconfig } from './user-checks.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
 import { KubernetesApiError, malformedAnswer, noteKubeconfig, noteRedirect } from './errors.ts';
-import { followRoute, letFetchEndBody, newRoute, redirected } from './requests.ts';
+import { agentTellingWritten, closedUnanswered, followRoute, letFetchEndBody, newRoute, redirected, whenWritten } from './requests.ts';
 import { notTheApiServersAnswer } from './answer-probe.ts';
 import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
 
@@ -127,7 +130,16 @@ export async function openWatch(
   let body: ReturnType<typeof bodyReader>;
   try {
     restartTimer();
-    const answer = await send(kc, url, controller.signal);
+    const first = { written: false };
+    let answer: Answer;
+    try {
+      answer = await send(kc, url, controller.signal, first);
+    } catch (err) {
+      // its connection closed or reset after it went out, before any answer (a kept-alive one the
+      // server closed as idle just then): sent once more, as a get is (requests.ts)
+      if (!first.written || !closedUnanswered(err, controller.signal, cluster.server)) throw err;
+      answer = await send(kc, url, controller.signal, { written: false });
+    }
     if (answer.redirect !== undefined) {
       // events from another host (or from the API server reached without the token) are not the
       // cluster's changes, nor is its refusal the API server's (a 410 Gone that would skip the
@@ -200,13 +212,18 @@ interface Answer {
   discard(): void;
 }
 
-/** Sends the GET as client-node's Watch does (see the file comment). */
-async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answer> {
-  const legacy = kc as unknown as { applyToFetchOptions?: (opts: object) => Promise<Record<string, unknown>> };
+/**
+ * Sends the GET as client-node's Watch does (see the file comment); `sent.written` is set once it
+ * was written on a connection made and secured (requests.ts whenWritten).
+ */
+async function send(kc: KubeConfig, url: URL, signal: AbortSignal, sent: { written: boolean }): Promise<Answer> {
+  const legacy = kc as unknown as { applyToFetchOptions?: (opts: object) => Promise<{ agent?: unknown } & Record<string, unknown>> };
+  const onWritten = () => (sent.written = true);
   if (typeof legacy.applyToFetchOptions === 'function') {
     // client-node 1.x: its ResponseContext gives no stream, so its own fetch (node-fetch) is called
     const init = await withRequestSignal(signal, () => legacy.applyToFetchOptions!({}));
-    const response = (await nodeFetch()(url, { ...init, method: 'GET', signal })) as {
+    const agent = agentTellingWritten(init.agent, url.href, onWritten);
+    const response = (await nodeFetch()(url, { ...init, agent, method: 'GET', signal })) as {
       status: number;
       headers: { get(name: string): string | null };
       body: AsyncIterable<Uint8Array> & { destroy?: () => void };
@@ -226,6 +243,7 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
   // fetch follows a redirect itself, and the answer does not say where it ended
   const route = newRoute();
   followRoute(context, route);
+  whenWritten(context, onWritten);
   const response = await new IsomorphicFetchHttpLibrary().send(context).toPromise();
   const body = response.body.stream();
   // Under Deno a connection reset or closed mid-watch would otherwise leave the body open, and
