@@ -110,6 +110,16 @@ export function coolingQueueOf(cooling: Cooling | undefined, index: FreeIndex): 
 }
 
 /**
+ * Has every later read of the clock behind `cooling`, a chooser's cooling as forRange returned
+ * it, made through `guard` (see CoolingQueue.guardClock). Nothing for anything coolDown did not
+ * make, which coolingQueueOf refuses when the range takes the chooser.
+ * @internal used by guardedStrategy
+ */
+export function guardClock(cooling: Cooling, guard: (read: () => number) => number): void {
+  QUEUES.get(cooling)?.guardClock(guard);
+}
+
+/**
  * What a cool-down returned to the free pool during one allocation call (due or early), and how
  * many allocations it counted: held again, in place, if the call fails (CoolingQueue.endCall).
  * @internal used by Range and TakenAddresses
@@ -196,6 +206,9 @@ export class CoolingQueue {
   /** The range's own index, writable (held offsets go back through it, and are marked again by endCall). */
   readonly #index: Pick<FreeIndex, 'clear' | 'has' | 'set'>;
 
+  /** How now() reads the time clock: the clock itself, or a call of it through guardClock's guard; null for a count. */
+  private readClock: (() => number) | null;
+
   /** Whether `q` was made by this class (a brand: no other object has its private field). */
   static isQueue(q: unknown): q is CoolingQueue {
     return typeof q === 'object' && q !== null && #index in q;
@@ -210,6 +223,17 @@ export class CoolingQueue {
     private readonly dynamicFrom = 0,
   ) {
     this.#index = index;
+    this.readClock = clock;
+  }
+
+  /**
+   * Reads the time clock through `guard` from now on (it calls the clock and returns its
+   * answer, or throws), in place of any guard set before: a strategy may hand back the cooling
+   * it made for an earlier forRange. Nothing for a count.
+   */
+  guardClock(guard: (read: () => number) => number): void {
+    const clock = this.clock;
+    if (clock !== null) this.readClock = () => guard(clock);
   }
 
   /** Held offsets. */
@@ -262,8 +286,8 @@ export class CoolingQueue {
    * where it stood — holds come back in the order they were made, the oldest first.
    */
   private now(): number {
-    if (this.clock === null) return this.allocations;
-    const t = this.clock();
+    if (this.readClock === null) return this.allocations;
+    const t = this.readClock();
     if (typeof t !== 'number' || !Number.isFinite(t)) {
       throw new InvalidArgumentError(`coolDown options.now must return the time in milliseconds, a finite number, got ${quoteInput(t)}`);
     }

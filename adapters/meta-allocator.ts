@@ -256,13 +256,23 @@ function isLeftAllocation(e: unknown): boolean {
 }
 
 /**
- * The errors a range's strategy or random source — code of yours — threw from a call into it
- * (callGuarded: forRange, choose, taken, nextU32), told apart from the same classes thrown for
- * the range: an ErrDestroyed of its own is the caller's to see, even once the range is gone
- * (rangeRefused), where the range's ErrDestroyed (its search stopped, its store closed) only
- * says it went away.
+ * The errors a range's strategy, random source or cool-down clock — code of yours — threw from
+ * a call into it (callYourCode: forRange, choose, taken, nextU32, now), told apart from the same
+ * classes thrown for the range: an ErrDestroyed of its own is the caller's to see, even once the
+ * range is gone (rangeRefused), where the range's ErrDestroyed (its search stopped, its store
+ * closed) only says it went away.
  */
 const YOUR_CODE_THREW = new WeakSet<object>();
+
+/** Makes `call`, a call into a range's code of yours, marking what it throws as its own (YOUR_CODE_THREW). */
+function callYourCode<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (err) {
+    if (typeof err === 'object' && err !== null) YOUR_CODE_THREW.add(err);
+    throw err;
+  }
+}
 
 /**
  * A range's place in creation order: the first of its ServiceCIDRs in creation order (byCreation:
@@ -1286,18 +1296,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Makes `call`, a call into the strategy or random source of the range `slot` holds, then,
    * once it returned, refuseIfRangeLeft: that is code of yours, which may delete or mark the
    * range's ServiceCIDR while the range chooses, and the range must not go on to take an address
-   * then. What it throws is marked as its own (YOUR_CODE_THREW) and reaches the caller as it is.
+   * then. What it throws is marked as its own (callYourCode) and reaches the caller as it is.
    * What guardedStrategy wraps around each of the strategy's calls, and rangeRandom around each
-   * draw.
+   * draw. A read of the range's cool-down clock is made through callYourCode alone: the range
+   * reads it outside a choice too (a release starting a hold, 'weighted' weighing the range),
+   * where the range leaving is no refusal; in a choice, the chooser's call that follows is checked.
    */
   private callGuarded<T>(call: () => T, slot: RangeSlot): T {
-    let answer: T;
-    try {
-      answer = call();
-    } catch (err) {
-      if (typeof err === 'object' && err !== null) YOUR_CODE_THREW.add(err);
-      throw err;
-    }
+    const answer = callYourCode(call);
     this.refuseIfRangeLeft(slot);
     return answer;
   }
@@ -1638,7 +1644,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom(slot) };
           if (this.indexKind !== undefined) options.index = this.indexKind;
           if (this.strategy !== STRATEGIES.upstream)
-            options.strategy = guardedStrategy(this.strategy, (call) => this.callGuarded(call, slot));
+            options.strategy = guardedStrategy(this.strategy, (call) => this.callGuarded(call, slot), callYourCode);
           if (this.shared.metrics !== undefined) options.metrics = this.shared.metrics;
           a = Allocator.create(key, options, this.router);
         } catch (err) {
@@ -1929,12 +1935,12 @@ function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
  * (the next range is tried) when it is the range's own refusal, nothing taken — refuseIfRangeLeft's
  * (isLeftAllocation: its ServiceCIDRs deleted or made not allocatable by its strategy or random
  * source; not ready, unless deleted), or its allocator's answer (isSearchAnswer): ErrFull or
- * ErrNotReady (noAddressIn). An ErrDestroyed once the range is removed too, unless its strategy
- * or random source threw it (YOUR_CODE_THREW): its search stopped at the next address (deleted
- * during a store call), or its store was closed after the range's removal or this
- * MetaAllocator's destroy(), which then answers for itself (walk). Anything else — ErrFull or
- * ErrNotReady thrown by its strategy or its store too, and its strategy's or random source's own
- * ErrDestroyed — is the call's error, and is thrown.
+ * ErrNotReady (noAddressIn). An ErrDestroyed once the range is removed too, unless its strategy,
+ * random source or cool-down clock threw it (YOUR_CODE_THREW): its search stopped at the next
+ * address (deleted during a store call), or its store was closed after the range's removal or
+ * this MetaAllocator's destroy(), which then answers for itself (walk). Anything else — ErrFull
+ * or ErrNotReady thrown by its strategy or its store too, and its strategy's, random source's or
+ * clock's own ErrDestroyed — is the call's error, and is thrown.
  */
 function rangeRefused(e: RangeEntry, call: NextCall, err: unknown): null {
   if (isLeftAllocation(err)) {

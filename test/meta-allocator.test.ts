@@ -3334,6 +3334,51 @@ describe("MetaAllocator: a random source's own error, thrown once its draw remov
   );
 });
 
+// Regression: a cool-down's clock of the caller's that deleted its range's ServiceCIDR as the
+// range read it (returning what was due before choosing) and then threw an ErrDestroyed had it
+// taken for the range's answer to its removal, and the call answered an address from the next
+// range: the clock's error is the caller's to see, as a strategy's or a random source's is.
+describe("MetaAllocator: a cool-down clock's own error, thrown once it removed the range", () => {
+  const cases = (['ErrDestroyed', 'Error'] as const).flatMap((kind) =>
+    RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [kind, policy, syncOps] as const)),
+  );
+  it.each(cases)(
+    'an %s (policy %s, synchronous store operations %s): the call rejects with it, nothing created',
+    async (kind, policy, syncOps) => {
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/29']);
+      source.addServiceCIDR('b', ['10.1.0.0/29']);
+      const own = kind === 'ErrDestroyed' ? new ErrDestroyed('the clock of this cool-down') : new Error('the clock failed');
+      let t = 0;
+      let armed = false;
+      const now = (): number => {
+        if (armed) {
+          armed = false;
+          source.deleteServiceCIDR('a');
+          throw own;
+        }
+        return t;
+      };
+      const store = new MemoryStore({ syncOps });
+      const meta = new MetaAllocator('IPv4', source, {
+        store,
+        policy,
+        random: { nextU32: () => 0 }, // every policy tries a first
+        strategy: coolDown('lowest-free', { ms: 60_000, now }),
+      });
+      onTestFinished(() => meta.destroy());
+      for (let i = 1; i <= 5; i++) await meta.allocate(`10.0.0.${i}`);
+      for (let i = 1; i <= 4; i++) await meta.release(`10.0.0.${i}`); // held until t = 60 s
+      t = 61_000; // the holds are due: the next read of a's clock deletes a and throws
+      armed = true;
+      expect(await rejection(meta.allocateNext())).toBe(own);
+      expect(armed).toBe(false);
+      expect(store.records().map((r) => r.name)).toEqual(['10.0.0.5']);
+      expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([['10.1.0.0/29', 0]]);
+    },
+  );
+});
+
 // allocate(ip) runs a range's strategy only as its index is rebuilt (after it missed store events
 // for lack of WASM memory): a forRange that deletes the range's ServiceCIDR, or marks it for
 // deletion, there had the address taken in that range all the same.
