@@ -25,7 +25,8 @@ export type CoolDownOptions =
       ms: number;
       /**
        * The clock for `ms`, in milliseconds (default performance.now, which never steps back; a
-       * simulation passes its own). Where a clock steps back (Date.now when the system time is
+       * simulation passes its own), called as a plain function (`this` undefined: bind a method
+       * first). Where a clock steps back (Date.now when the system time is
        * corrected), the cool-down's time goes on from where it was, so each address is still held
        * for its `ms`; a clock that jumps forward, or swings back and forth, gives holds back early.
        */

@@ -283,11 +283,14 @@ export class CoolingQueue {
    * no finite number; its own error when it throws. The time never goes back: where the clock
    * steps back, the time goes on from where it was (every deadline is on this time), so an
    * address released after the step is not held behind the earlier ones until the clock is back
-   * where it stood — holds come back in the order they were made, the oldest first.
+   * where it stood — holds come back in the order they were made, the oldest first. The clock is
+   * called with `this` undefined, as a guard calls it: read into a local first, so that it is not
+   * called as a method of this queue.
    */
   private now(): number {
-    if (this.readClock === null) return this.allocations;
-    const t = this.readClock();
+    const read = this.readClock;
+    if (read === null) return this.allocations;
+    const t = read();
     if (typeof t !== 'number' || !Number.isFinite(t)) {
       throw new InvalidArgumentError(`coolDown options.now must return the time in milliseconds, a finite number, got ${quoteInput(t)}`);
     }

@@ -19,6 +19,8 @@ import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 
 /** What `call` threw, or undefined. */
 function thrown(call: () => unknown): unknown {
@@ -425,6 +427,35 @@ describe('cool-down', () => {
     ]) {
       expect(coolDown('upstream', options).name).toMatch(/^upstream\+cool-down\(1 (ms|allocation)\)$/);
     }
+  });
+
+  it('calls its clock with `this` undefined, in a lone Range, an Allocator and under a MetaAllocator alike', async () => {
+    // a clock is a plain function: it must not be handed the cool-down's own queue as `this`
+    let where = '';
+    const seen = new Set<string>();
+    const now = function (this: unknown): number {
+      seen.add(`${where}: ${this === undefined ? 'undefined' : String((this as object).constructor?.name)}`);
+      return 0;
+    };
+    const strategy = () => coolDown('lowest-free', { ms: 1000, now });
+    where = 'Range';
+    const range = new Range('10.0.0.0/29', { strategy: strategy() });
+    range.release(range.allocateNext()); // the release starts a hold: a read of the clock
+    range.allocateNext(); // what is due returns first: another read
+    range.destroy();
+    where = 'Allocator';
+    const alloc = new Allocator('10.0.1.0/29', { store: new MemoryStore(), strategy: strategy() });
+    await alloc.release(await alloc.allocateNext());
+    await alloc.allocateNext();
+    alloc.destroy();
+    where = 'MetaAllocator';
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('sc', ['10.0.2.0/29']);
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore(), strategy: strategy() });
+    await meta.release(await meta.allocateNext());
+    await meta.allocateNext();
+    meta.destroy();
+    expect([...seen]).toEqual(['Range: undefined', 'Allocator: undefined', 'MetaAllocator: undefined']);
   });
 
   it('holds each address for its ms when the clock steps back, not until the clock is back where it stood', () => {
