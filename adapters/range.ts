@@ -1039,15 +1039,16 @@ export class Range implements RangeView {
   /**
    * Replaces the state with a snapshot's. ErrMismatchedNetwork when `range` is another network
    * (address or length); InvalidCIDRError when it is not CIDR text; InvalidArgumentError when it
-   * is an object, such as the whole snapshot (with the calls to make: restore(snap.range,
-   * snap.data) or Range.fromSnapshot(snap)), and when the data does not fit this range. Nothing changes when it throws. The data is taken as given (as
-   * upstream's Restore does): Range.fromSnapshot() also checks its length and checksum.
+   * is an object with a `range` field, such as the whole snapshot (with the calls to make:
+   * restore(snap.range, snap.data) or Range.fromSnapshot(snap)), and when the data does not fit
+   * this range. Nothing changes when it throws. The data is taken as given (as upstream's Restore
+   * does): Range.fromSnapshot() also checks its length and checksum.
    */
   restore(this: object, range: string, data: Uint8Array): void;
   restore(this: Range, range: string, data: Uint8Array): void {
     checkThis(this, 'restore');
     this.changing();
-    if (typeof range === 'object' && range !== null) throw snapshotAsRange();
+    if (isSnapshotShaped(range)) throw snapshotAsRange();
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
     data = ownBytes(data, 'snapshot data');
@@ -1548,6 +1549,15 @@ function refuseWrapper(): InvalidArgumentError {
  * CIDR's text, with the calls to make (ParsePrefix's "expected a string, got object" alone would
  * not name them).
  */
+/**
+ * Whether restore's `range` is an object with a `range` field: the whole snapshot (or one like it)
+ * given where its range text goes, which snapshotAsRange answers. Any other non-string is no CIDR
+ * text, refused as such (InvalidCIDRError), an array or a String object too.
+ */
+function isSnapshotShaped(range: unknown): boolean {
+  return typeof range === 'object' && range !== null && readMember(range, 'range', 'range') !== undefined;
+}
+
 function snapshotAsRange(): InvalidArgumentError {
   return new InvalidArgumentError(
     "restore takes a snapshot's range text and data as two arguments, got an object for the range: call restore(snap.range, snap.data) to load a snapshot into this Range (unchecked, as upstream's Restore), or Range.fromSnapshot(snap) for a new Range, its length and checksum checked",

@@ -845,6 +845,23 @@ describe('Range snapshots carry their length and checksum', () => {
     expect([r.used(), r.has('10.0.0.200')]).toEqual([1, true]);
     r.destroy();
   });
+  it('restore with an object holding a range field → the snapshot hint; any other non-string range → InvalidCIDRError, as for malformed CIDR text', () => {
+    const r = new Range('10.0.0.0/24');
+    r.allocate('10.0.0.200');
+    const restore = (range: unknown) => () => r.restore(range as string, new Uint8Array());
+    // a snapshot's shape, however partial: the arguments are wrong
+    for (const given of [{ range: '10.0.0.0/24' }, { range: 5, data: 'x' }]) {
+      expect(restore(given)).toThrow(InvalidArgumentError);
+      expect(restore(given)).toThrow(/call restore\(snap\.range, snap\.data\)/);
+    }
+    // anything else is no CIDR text, as restore(5) and restore(undefined) say
+    for (const given of [5, undefined, null, ['10.0.0.0/24'], new String('10.0.0.0/24'), { cidr: '10.0.0.0/24' }]) {
+      expect(restore(given)).toThrow(InvalidCIDRError);
+      expect(restore(given)).not.toThrow(/snap\.range/);
+    }
+    expect([r.used(), r.has('10.0.0.200')]).toEqual([1, true]);
+    r.destroy();
+  });
 
   it.each(['auto', 'sparse'] as const)(
     'data whose buffer was transferred → InvalidArgumentError from restore and fromSnapshot, the range unchanged (%s)',
