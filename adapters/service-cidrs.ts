@@ -149,7 +149,7 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
 /**
  * The API server's validation of spec.cidrs (pkg/apis/networking/validation ValidateServiceCIDR).
  * Takes the `cidrs` array itself (`validateServiceCIDRSpec(spec.cidrs)`), not the spec or the
- * ServiceCIDR holding it: an object with a `cidrs` field is refused with a message saying so. The
+ * ServiceCIDR holding it: an object with a `cidrs` or `spec.cidrs` field is refused with a message saying so. The
  * array must hold one or two entries, each a CIDR in canonical form (apimachinery validation.IsValidCIDR: no bits
  * set past the prefix length, IPv6 as RFC 5952, no IPv4-mapped IPv6 address), and when two, one
  * of each family (`may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and
@@ -201,12 +201,16 @@ function checkedCIDRs(cidrs: unknown): string[] {
 }
 
 /**
- * What to pass instead of `cidrs`, which is no array: for an object with a `cidrs` field (a whole
- * ServiceCIDR or its spec), that field; else nothing to add.
+ * What to pass instead of `cidrs`, which is no array: for an object with a `cidrs` field (a
+ * ServiceCIDR as a source lists it, or a spec), that field; for one with a `spec.cidrs` field (a
+ * ServiceCIDR as the API server answers it), that one; else nothing to add.
  */
 function specHint(cidrs: unknown): string {
-  if (typeof cidrs !== 'object' || cidrs === null || readMember(cidrs, 'cidrs', 'spec') === undefined) return '';
-  return ': pass its `cidrs` array, not the object holding it';
+  if (typeof cidrs !== 'object' || cidrs === null) return '';
+  if (readMember(cidrs, 'cidrs', 'spec') !== undefined) return ': pass its `cidrs` array, not the object holding it';
+  const spec = readMember(cidrs, 'spec', 'spec.cidrs');
+  if (typeof spec !== 'object' || spec === null || readMember(spec, 'cidrs', 'spec.cidrs') === undefined) return '';
+  return ': pass its `spec.cidrs` array, not the object holding it';
 }
 
 /** The error for an empty name, in the API server's words. */

@@ -94,6 +94,15 @@ describe('InMemoryServiceCIDRs refuses bad arguments and changes nothing', () =>
         'spec.cidrs must be an array, got a value of type object: pass its `cidrs` array, not the object holding it',
       ),
     );
+    // a ServiceCIDR as the API server answers it holds the array under spec
+    const object = { metadata: { name: 'a' }, spec };
+    const specHint = 'pass its `spec.cidrs` array, not the object holding it';
+    expect(() => validateServiceCIDRSpec(object as never)).toThrow(
+      new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got a value of type object: ${specHint}`),
+    );
+    expect(() => src.addServiceCIDR('a', object as never, { unvalidated: true })).toThrow(
+      new InvalidArgumentError(`spec.cidrs must be an array, got a value of type object: ${specHint}`),
+    );
     expect(src.list()).toEqual([]);
     // an object without a cidrs field gets no hint
     expect(() => validateServiceCIDRSpec({} as never)).toThrow(
