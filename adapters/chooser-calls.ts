@@ -65,8 +65,9 @@ export class ChooserCalls {
     }
   }
 
-  // Each call restores what `active` was before it rather than clearing it, so the guard would
-  // survive a call made inside another (none is today).
+  // Each call restores what `active` was before it rather than clearing it, so the guard
+  // survives a call made inside another: draw() runs inside choose() whenever a chooser draws
+  // from view.random, and must leave `active` set for the rest of the choice.
 
   /** chooserFor(strategy, view). */
   chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {

@@ -803,12 +803,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * untried range is still tried, in the order weighing would take them while they weigh nothing,
    * and weighing would make no draw; the answers differ only if an untried range gains weight
    * (an address freed, a range made ready, a hold run out) before it is tried. So the shortcut is
-   * taken only where nothing but this package runs between two draws: the ranges call no strategy,
-   * clock or random source of yours (rangesCallNothing: no cool-down either), and no range answers
-   * with a promise (walk clears it then, as anything may run until the promise settles). What
-   * still runs is the store's hasSynced, asked as each range is tried: should it free an address
-   * of an untried range, that range is still reached and gives it, without the draw weighing
-   * would have made.
+   * taken only where the ranges call no strategy, clock or random source of yours
+   * (rangesCallNothing: no cool-down either), and no range answers with a promise (walk clears it
+   * then, as anything may run until the promise settles). Code of yours may still run between two
+   * draws: the store's hasSynced, asked as each range is tried, and the error counter of your
+   * metrics registry (one you registered there may be your own), as a full range counts its
+   * error. Should such code free an address of an untried range or make one ready, that range is
+   * still reached and gives the address, without the draw weighing would have made: which range
+   * the address comes from may differ, never whether one is found.
    */
   private pickWeighted(call: NextCall, n: number): number {
     if (call.weightless) return n - 1;
@@ -1933,8 +1935,9 @@ function noAddressIn(e: RangeEntry, call: NextCall, r: NoAddress): void {
 /**
  * What tryNext and tryNextAsync make of the error `err` of the range `e`'s allocateNext: null
  * (the next range is tried) when it is the range's own refusal, nothing taken — refuseIfRangeLeft's
- * (isLeftAllocation: its ServiceCIDRs deleted or made not allocatable by its strategy or random
- * source; not ready, unless deleted), or its allocator's answer (isSearchAnswer): ErrFull or
+ * (isLeftAllocation: its ServiceCIDRs deleted or made not allocatable by its strategy, random
+ * source or cool-down clock — a clock's change is refused at the chooser's call that follows it;
+ * not ready, unless deleted), or its allocator's answer (isSearchAnswer): ErrFull or
  * ErrNotReady (noAddressIn). An ErrDestroyed once the range is removed too, unless its strategy,
  * random source or cool-down clock threw it (YOUR_CODE_THREW): its search stopped at the next
  * address (deleted during a store call), or its store was closed after the range's removal or
