@@ -19,6 +19,13 @@ afterEach(async () => {
 });
 
 /**
+ * How long the double keeps an idle connection: 10 minutes. With Node's 5 s (undici keeps it 3 s)
+ * a kept-alive test stalled that long between its two requests would send the second on a new
+ * connection, which the double does not close.
+ */
+const KEPT_ALIVE_MS = 600_000;
+
+/**
  * A double holding 10.0.0.7, and a store on it made with client-node `Config`; `start`: with its
  * informer started (its watch then keeps a connection of its own).
  */
@@ -26,7 +33,8 @@ async function setUp(
   start = false,
   Config: (typeof BOTH_CLIENT_NODES)[number][1] = BOTH_CLIENT_NODES[0][1],
 ): Promise<{ double: ApiServerDouble; store: KubernetesStore }> {
-  const double = await ApiServerDouble.start();
+  // an idle connection outlives any stall of a loaded machine between two requests of a test
+  const double = await ApiServerDouble.start({ keepAliveTimeoutMs: KEPT_ALIVE_MS });
   closing.push(() => double.close());
   double.insert({
     apiVersion: 'networking.k8s.io/v1',

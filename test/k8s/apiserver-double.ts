@@ -221,6 +221,13 @@ export interface ApiServerDoubleOptions {
    * tests of what credentials reach the server: nothing of the user's is sent to an http:// one.
    */
   tls?: boolean;
+  /**
+   * How long a connection is kept open, idle, for the next request, in ms: Node's server
+   * keepAliveTimeout, which it announces in its Keep-Alive header (undici keeps the connection 2 s
+   * less). Default Node's: 5000. A test that needs a kept-alive connection to outlast a stall
+   * between two of its requests (a loaded machine) sets it far longer.
+   */
+  keepAliveTimeoutMs?: number;
 }
 
 /** A reply held by `holdReply()`. */
@@ -589,6 +596,7 @@ export class ApiServerDouble {
       });
     };
     this.server = options.tls ? https.createServer({ cert: SERVER_CERT, key: SERVER_KEY }, serve) : http.createServer(serve);
+    if (options.keepAliveTimeoutMs !== undefined) this.server.keepAliveTimeout = options.keepAliveTimeoutMs;
     this.server.on('connection', (s) => {
       this.connectionsAccepted++;
       this.sockets.add(s);
