@@ -58,6 +58,21 @@ describe('a kept-alive connection the server closes as the next request arrives'
     expect(double.connectionsAccepted).toBe(2);
   });
 
+  it('a list page closed so twice fails saying so', async () => {
+    const { double, store } = await setUp();
+    const errors: string[] = [];
+    store.onStateChange((_state, error) => {
+      if (error !== undefined) errors.push(error.message);
+    });
+    double.closeOnArrival('list', 2, 'any');
+    store.start();
+    await until(() => errors.length > 0, 'the failed list');
+    expect(double.closedOnArrival).toBe(2);
+    expect(errors[0]).toMatch(
+      /^list ipaddresses\.networking\.k8s\.io: sent twice, its connection closed before any answer both times: fetch failed: /,
+    );
+  });
+
   it('a list page is sent once more: the cache syncs with no failed list', async () => {
     const { double, store } = await setUp();
     await store.get('10.0.0.7'); // leaves a kept-alive connection idle for the list
@@ -96,7 +111,7 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     expect(double.closedOnArrival).toBe(1);
   });
 
-  it('is sent once more only: closed again, it fails with the network error', async () => {
+  it('is sent once more only: closed again, it fails saying so, with the network error', async () => {
     const { double, store } = await setUp(false, Config);
     double.closeOnArrival('get', 2, 'any');
     const err = await store.get('10.0.0.7').then(
@@ -104,7 +119,9 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
       (e: unknown) => e as Error,
     );
     expect(err?.name).toBe('KubernetesApiError');
-    expect(err?.message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": .*(other side closed|socket hang up|ECONNRESET)/);
+    expect(err?.message).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer both times: fetch failed: .*(other side closed|socket hang up|ECONNRESET).* \(the API server at http:\/\/127\.0\.0\.1:\d+\)$/,
+    );
     expect(double.closedOnArrival).toBe(2);
     expect(await store.get('10.0.0.7')).toBeDefined(); // the next get is a request of its own
   });
@@ -147,11 +164,19 @@ describe.each(BOTH_CLIENT_NODES)('a watch whose connection is closed before any 
     expect(store.lastError).toBeUndefined();
   });
 
-  it('closed so again, it fails, and the informer lists again', async () => {
+  it('closed so again, it fails saying so, and the informer lists again', async () => {
     const { double, store } = await watching(Config);
+    const errors: string[] = [];
+    store.onStateChange((_state, error) => {
+      if (error !== undefined) errors.push(error.message);
+    });
     double.closeOnArrival('watch', 2, 'any');
     double.closeWatches();
     await until(() => double.closedOnArrival === 2 && store.stats.lists === 2, 'the list after the failed watch');
     expect(store.stats.errors).toBe(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      /^watch ipaddresses\.networking\.k8s\.io: sent twice, its connection closed before any answer both times: fetch failed: .*(other side closed|socket hang up|ECONNRESET)/,
+    );
   });
 });

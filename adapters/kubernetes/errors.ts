@@ -388,6 +388,19 @@ export function noteKubeconfig(err: unknown, inUse: string | undefined): void {
 }
 
 /**
+ * The failures of a read (a get, a list page, a watch) sent once more because its connection
+ * closed before any answer (requests.ts closedUnanswered) whose second send met the same: noted
+ * by ApiRequests and the watch (noteClosedTwice), read by translate, whose message says so —
+ * something closes connections as requests arrive on them, not only an idle one now and then.
+ */
+const closedTwice = new WeakSet<object>();
+
+/** Notes that the read that failed with `err` was sent twice, and its connection closed before any answer both times. @internal */
+export function noteClosedTwice(err: unknown): void {
+  if (typeof err === 'object' && err !== null) closedTwice.add(err);
+}
+
+/**
  * Who a message names as the host that answered (or did not): `the API server at <server>`, or,
  * after a redirect to another origin, `<origin>, where the API server at <server> redirected the
  * request` (`the API server` alone without `server`).
@@ -489,8 +502,12 @@ export function translate(
       : redirectedPort !== undefined
         ? `: ${blockedRedirectWhy('the API server', redirectedPort, location)}`
         : '';
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${reason}${where}${why}`, cause);
+  const twice = typeof err === 'object' && err !== null && closedTwice.has(err) ? CLOSED_TWICE : '';
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${twice}${reason}${where}${why}`, cause);
 }
+
+/** How the failure of a read closed twice (noteClosedTwice) begins. */
+const CLOSED_TWICE = 'sent twice, its connection closed before any answer both times: ';
 
 /** One error of a cause chain, with the fields the readings of a failure look at. @internal */
 export type ErrorLink = { code?: unknown; name?: unknown; message?: unknown; path?: unknown; constructor?: { name?: unknown } };

@@ -71,6 +71,7 @@ import {
   hasInvalidHeader,
   httpCode,
   KubernetesApiError,
+  noteClosedTwice,
   noteKubeconfig,
   noteRedirect,
   noteRedirectLocation,
@@ -184,7 +185,8 @@ export class ApiRequests {
     const signal = controller.signal;
     this.inFlight.add(controller);
     const waited: number[] = []; // the status of each answer waited out, in order
-    let resentAfterClose = false; // a read sent once more after its connection closed unanswered
+    // a read sent once more after its connection closed unanswered: how many answers had been waited out then
+    let resentAfterClose: number | undefined;
     // whether the attempt running was sent: client-node runs the middleware after authenticating
     // (an exec credential plugin), just before the fetch; whether it was written on a connection
     // made and secured (`pending` from then on until it failed or was answered in full); and the
@@ -274,9 +276,13 @@ export class ApiRequests {
             LOST_ANSWERS.set(error, undefined);
             throw error;
           }
-          if (!resentAfterClose && READS.has(target.verb) && pending && began === undefined && closedUnanswered(e, signal, this.server)) {
-            resentAfterClose = true;
-            continue;
+          if (READS.has(target.verb) && pending && began === undefined && closedUnanswered(e, signal, this.server)) {
+            if (resentAfterClose === undefined) {
+              resentAfterClose = waited.length;
+              continue;
+            }
+            // the send right before was that one more: its message says both closed
+            if (resentAfterClose === waited.length) noteClosedTwice(e);
           }
           if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorsWaitedOut() !== undefined)) {
             LOST_ANSWERS.set(e as object, began);

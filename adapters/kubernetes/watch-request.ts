@@ -31,7 +31,7 @@ import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { namingKubeconfig } from './user-checks.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
-import { KubernetesApiError, malformedAnswer, noteKubeconfig, noteRedirect } from './errors.ts';
+import { KubernetesApiError, malformedAnswer, noteClosedTwice, noteKubeconfig, noteRedirect } from './errors.ts';
 import { agentTellingWritten, closedUnanswered, followRoute, letFetchEndBody, newRoute, redirected, whenWritten } from './requests.ts';
 import { notTheApiServersAnswer } from './answer-probe.ts';
 import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
@@ -138,7 +138,11 @@ export async function openWatch(
       // its connection closed or reset after it went out, before any answer (a kept-alive one the
       // server closed as idle just then): sent once more, as a get is (requests.ts)
       if (!first.written || !closedUnanswered(err, controller.signal, cluster.server)) throw err;
-      answer = await send(kc, url, controller.signal, { written: false });
+      const again = { written: false };
+      answer = await send(kc, url, controller.signal, again).catch((e: unknown) => {
+        if (again.written && closedUnanswered(e, controller.signal, cluster.server)) noteClosedTwice(e);
+        throw e;
+      });
     }
     if (answer.redirect !== undefined) {
       // events from another host (or from the API server reached without the token) are not the
