@@ -759,7 +759,8 @@ function notingLocation(handler: unknown, hop: string, route: Route): unknown {
 /**
  * `agent`, the agent node-fetch sends a request to `url` with (client-node 1.x; undefined: Node's
  * global one for its scheme), telling `onWritten` once the request was written (writtenThrough);
- * `agent` itself where that cannot be watched.
+ * `agent` itself where that cannot be watched. The one watch of an agent: whenWritten's for a
+ * RequestContext of 1.x, and the watch's own node-fetch request (watch-request.ts).
  * @internal
  */
 export function agentTellingWritten(agent: unknown, url: string, onWritten: () => void): unknown {
@@ -773,7 +774,7 @@ export function agentTellingWritten(agent: unknown, url: string, onWritten: () =
  * Dispatcher: told when undici's handler hears onRequestSent. One of 1.x — installed, or the
  * API client of a 1.x KubeConfig given where 2.x is installed — carries the http.Agent its
  * KubeConfig set (applySecurityAuthentication runs before this middleware): told when Node's
- * request has been written on its socket (writtenThrough). Told at once where neither can be
+ * request has been written on its socket (agentTellingWritten). Told at once where neither can be
  * watched.
  * @internal
  */
@@ -805,9 +806,9 @@ export function whenWritten(context: unknown, onWritten: () => void): void {
     return;
   }
   if (typeof getAgent === 'function' && typeof setAgent === 'function' && typeof getUrl === 'function') {
-    const agent = getAgent.call(context) ?? defaultAgent(getUrl.call(context));
-    const watched = writtenThrough(agent, onWritten);
-    if (watched !== undefined) {
+    const agent = getAgent.call(context);
+    const watched = agentTellingWritten(agent, getUrl.call(context), onWritten);
+    if (watched !== agent) {
       setAgent.call(context, watched);
       return;
     }
