@@ -34,10 +34,8 @@
 // (mayHaveTakenEffect). One that failed before it went out — the credentials, the TLS material or
 // proxy, a connection refused or a host not found, a TLS handshake, the runtime's refusal — is not.
 //
-// A get or a list page whose connection closed or reset after it was written and before any of its
-// answer came — a kept-alive connection the server closed as idle just as the request went out on
-// it — is sent once more at once (closedUnanswered), as client-go sends an idempotent request
-// again; a create or delete is not (it may have reached the server: it is read back, store.ts).
+// A get or a list page whose connection closed before any of its answer came is sent once more; a
+// create or delete is not: closedUnanswered says when, and why.
 //
 // A connection reset or closed part-way through an answer fails the request at once, with the
 // network error (e.g. `terminated (ECONNRESET)`), under Deno as under Node: see
@@ -454,18 +452,21 @@ const READS = new Set<RequestTarget['verb']>(['get', 'list']);
 const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /**
- * Whether the request that failed with `err`, written on its connection, met that connection's
- * close or reset before any of its answer came (the caller knows none came): the fetch failed
- * with no HTTP answer, not on the deadline or close(), after it went out (wentOut), on a
- * connection closed or reset (CLOSED). That is what a kept-alive connection the server closes as
- * idle (kube-apiserver's or a load balancer's idle timeout) just as the next request is written on
- * it looks like: `other side closed`, `socket hang up`, ECONNRESET. client-go sends an idempotent request again then — net/http's Transport, on a
- * reused connection (persistConn.shouldRetryRequest); its rest client, a GET on any connection
- * reset or closed (rest/request.go, IsConnectionReset and IsProbableEOF) — and ApiRequests.run
- * sends a get or a list page once more; the connection that closed is gone from the pool, so the
- * resend goes on another one. A create or delete is not sent again so: it may have reached the
- * server, and its caller reads the object back (store.ts). A watch request is sent once more so
- * too (watch-request.ts).
+ * Whether the request that failed with `err`, written on its connection (whenWritten), met that
+ * connection's close or reset before any of its answer came (the caller knows none came): the
+ * fetch failed with no HTTP answer, not on the deadline or close(), after it went out (wentOut),
+ * on a connection closed or reset (CLOSED). That is what a kept-alive connection looks like that
+ * the server closes as idle (kube-apiserver's or a load balancer's idle timeout) just as the next
+ * request is written on it: `other side closed`, `socket hang up`, ECONNRESET.
+ *
+ * client-go sends an idempotent request again then — net/http's Transport, on a reused
+ * connection (persistConn.shouldRetryRequest); its rest client, a GET on any connection reset or
+ * closed (rest/request.go, IsConnectionReset and IsProbableEOF) —, and so a get or a list page
+ * (ApiRequests.run) and a watch request (watch-request.ts) are sent once more, at once; the
+ * connection that closed is gone from the pool, so the resend goes on another one. Closed so
+ * again, the request fails, its message saying it was sent twice (noteClosedTwice). A create or
+ * delete is not sent again so: it may have reached the server, and its caller reads the object
+ * back (store.ts).
  * @internal
  */
 export function closedUnanswered(err: unknown, signal: AbortSignal, server: string): boolean {

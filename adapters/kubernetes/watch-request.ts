@@ -22,9 +22,8 @@
 // TimeoutError when it runs out (watch-session.ts reads that end). An answer that a redirect led
 // to another host, or sent again with another method, is refused, whatever its status, as
 // answer-probe.ts refuses a 2xx of the kind (client-node 2.x: 1.x's node-fetch shows no hops).
-// A request whose connection closed or reset after it went out, before any answer (a kept-alive
-// connection the server closed as idle just then), is sent once more, as ApiRequests sends a get
-// (requests.ts closedUnanswered).
+// A request whose connection closed before any answer is sent once more (requests.ts
+// closedUnanswered says when, and why).
 import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
@@ -135,8 +134,7 @@ export async function openWatch(
     try {
       answer = await send(kc, url, controller.signal, first);
     } catch (err) {
-      // its connection closed or reset after it went out, before any answer (a kept-alive one the
-      // server closed as idle just then): sent once more, as a get is (requests.ts)
+      // its connection closed before any answer: sent once more (requests.ts closedUnanswered)
       if (!first.written || !closedUnanswered(err, controller.signal, cluster.server)) throw err;
       const again = { written: false };
       answer = await send(kc, url, controller.signal, again).catch((e: unknown) => {
