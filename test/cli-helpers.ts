@@ -23,9 +23,12 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-/** A double and its kubeconfig; `tls: true` serves https:// (what a test of the credentials sent needs). */
-export async function startCluster(options: { tls?: boolean } = {}): Promise<Cluster> {
-  const double = await ApiServerDouble.start({ tls: options.tls ?? false });
+/**
+ * A double and its kubeconfig; `tls: true` serves https:// (what a test of the credentials sent needs);
+ * `keepAliveTimeoutMs` as the double's option (a test counting connections sets it long).
+ */
+export async function startCluster(options: { tls?: boolean; keepAliveTimeoutMs?: number } = {}): Promise<Cluster> {
+  const double = await ApiServerDouble.start({ tls: options.tls ?? false, keepAliveTimeoutMs: options.keepAliveTimeoutMs });
   const kc = writeKubeconfig(double.url);
   return {
     double,

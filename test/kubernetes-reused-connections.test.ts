@@ -254,7 +254,7 @@ describe('check --fix on one connection', () => {
   // an answer back to its pool one event-loop turn after the answer's end, when the next request
   // (the Service read again) had already opened another.
   it('fixing 40 leaks over https opens no connection per leak: each request goes on one already open', async () => {
-    const c = await startCluster({ tls: true });
+    const c = await startCluster({ tls: true, keepAliveTimeoutMs: 600_000 }); // an idle connection outlives a loaded machine's stalls
     try {
       addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
       const leaks = [...Array(40).keys()].map((i) => `10.96.0.${10 + i}`);

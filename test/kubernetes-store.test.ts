@@ -58,7 +58,9 @@ describe('KubernetesStore', () => {
   }
 
   beforeEach(async () => {
-    d = await ApiServerDouble.start();
+    // an idle connection outlives any stall of a loaded machine between two requests of a test
+    // (the connection-counting tests below count on it)
+    d = await ApiServerDouble.start({ keepAliveTimeoutMs: 600_000 });
     secure = await ApiServerDouble.start({ tls: true });
     markers = 0;
   });
