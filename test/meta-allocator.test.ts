@@ -3175,6 +3175,35 @@ describe('MetaAllocator: a ServiceCIDR updated to other CIDRs', () => {
   });
 });
 
+/** 'lowest-free', running `act` once as `hook` is next called after arm(). */
+function acting(hook: 'choose' | 'taken', act: () => void): { strategy: AllocationStrategy; arm: () => void; ran: () => boolean } {
+  let armed = false;
+  let ran = false;
+  const once = () => {
+    if (!armed) return;
+    armed = false;
+    ran = true;
+    act();
+  };
+  const strategy: AllocationStrategy = {
+    name: `acting in ${hook}`,
+    forRange(view) {
+      const inner = STRATEGIES['lowest-free'].forRange(view);
+      return {
+        choose(out) {
+          if (hook === 'choose') once();
+          return inner.choose(out);
+        },
+        taken(hi, lo) {
+          if (hook === 'taken') once();
+          inner.taken?.(hi, lo);
+        },
+      };
+    },
+  };
+  return { strategy, arm: () => (armed = true), ran: () => ran };
+}
+
 // Regression: a strategy whose choice deleted its range's ServiceCIDR (or marked it for deletion)
 // still had that range hand out the address it chose, from a ServiceCIDR being deleted, where
 // upstream hands out nothing: the call now goes on to the next range, as if the range had gone
@@ -3182,35 +3211,6 @@ describe('MetaAllocator: a ServiceCIDR updated to other CIDRs', () => {
 describe('MetaAllocator: a strategy whose choice deletes its own ServiceCIDR, or marks it for deletion', () => {
   type Change = 'deleted' | 'marked for deletion';
   type Hook = 'choose' | 'taken';
-
-  /** 'lowest-free', running `act` once as `hook` is next called after arm(). */
-  function acting(hook: Hook, act: () => void): { strategy: AllocationStrategy; arm: () => void; ran: () => boolean } {
-    let armed = false;
-    let ran = false;
-    const once = () => {
-      if (!armed) return;
-      armed = false;
-      ran = true;
-      act();
-    };
-    const strategy: AllocationStrategy = {
-      name: `acting in ${hook}`,
-      forRange(view) {
-        const inner = STRATEGIES['lowest-free'].forRange(view);
-        return {
-          choose(out) {
-            if (hook === 'choose') once();
-            return inner.choose(out);
-          },
-          taken(hi, lo) {
-            if (hook === 'taken') once();
-            inner.taken?.(hi, lo);
-          },
-        };
-      },
-    };
-    return { strategy, arm: () => (armed = true), ran: () => ran };
-  }
 
   function setup(change: Change, hook: Hook, policy: RangePolicy, syncOps: boolean, names: string[]) {
     const source = new InMemoryServiceCIDRs();
@@ -3276,35 +3276,17 @@ describe("MetaAllocator: a strategy's own ErrDestroyed, thrown once its choice r
       source.addServiceCIDR('a', ['10.96.0.0/28']);
       source.addServiceCIDR('b', ['10.97.0.0/28']);
       const own = new ErrDestroyed('the pool of this strategy');
-      let armed = true;
-      const act = (): void => {
-        if (!armed) return;
-        armed = false;
+      const { strategy, arm, ran } = acting(hook, () => {
         source.deleteServiceCIDR('a');
         throw own;
-      };
-      const strategy: AllocationStrategy = {
-        name: `closed in ${hook}`,
-        forRange(view) {
-          const inner = STRATEGIES['lowest-free'].forRange(view);
-          return {
-            choose(out) {
-              if (hook === 'choose') act();
-              return inner.choose(out);
-            },
-            taken(hi, lo) {
-              if (hook === 'taken') act();
-              inner.taken?.(hi, lo);
-            },
-          };
-        },
-      };
+      });
+      arm();
       const store = new MemoryStore({ syncOps });
       // every policy tries a first
       const meta = new MetaAllocator('IPv4', source, { store, policy, strategy, random: { nextU32: () => 0 } });
       onTestFinished(() => meta.destroy());
       expect(await rejection(meta.allocateNext())).toBe(own);
-      expect(armed).toBe(false);
+      expect(ran()).toBe(true);
       expect(store.records()).toEqual([]);
       expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([['10.97.0.0/28', 0]]);
     },
