@@ -438,6 +438,8 @@ export class Cluster {
   /**
    * One IPAddress, or undefined when it does not exist. A name longer than the API server allows
    * (the listing was malformed: no such object can exist) is refused with a CliError, unsent.
+   * Read only for a name the listing (ipAddresses, in the same API version) gave: any 404 Status
+   * is the object's (isGone).
    */
   async readIPAddress(name: string): Promise<ListedIPAddress | undefined> {
     refuseImpossibleName('get', name);
@@ -452,7 +454,7 @@ export class Cluster {
       return toListed(obj);
     } catch (e) {
       if (e instanceof CliError) throw e; // already says what went wrong
-      if (isNotFound(e)) return undefined;
+      if (isGone(e)) return undefined;
       throw this.explain(e, 'get', IPADDRESSES, name);
     }
   }
@@ -1000,11 +1002,11 @@ function isNotFound(err: unknown): boolean {
 }
 
 /**
- * A failed request about an IPAddress that `check --fix` has just read in the same API version
- * (its delete, or the read again after it): gone when the API server answered 404 with a Status,
- * whether or not the Status names the object — the version is served, so the 404 can only be the
- * object's (isNotFound alone takes a Status without details for a version not served). A 404
- * whose body is no Status (a proxy's page) says nothing about the object.
+ * A failed request about an IPAddress that `check --fix` has just listed or read in the same API
+ * version (the read again before its delete, the delete, the read after it): gone when the API
+ * server answered 404 with a Status, whether or not the Status names the object — the version is
+ * served, so the 404 can only be the object's (isNotFound alone takes a Status without details for
+ * a version not served). A 404 whose body is no Status (a proxy's page) says nothing about the object.
  */
 function isGone(err: unknown): boolean {
   if (isNotFound(err)) return true;

@@ -669,6 +669,46 @@ describe('ipallocator check', () => {
     expect(r.code).toBe(0);
   });
 
+  // Regression: the read again just before the delete took a 404 Status without details.name for
+  // "the API version is not served", though the listing had just been read in that version: the
+  // leak was reported as failed, and the operator told to run --fix again.
+  it.each([
+    { name: 'reason NotFound, no details', body: statusFailure(404, 'NotFound', 'not found') },
+    { name: 'details without a name', body: statusFailure(404, 'NotFound', 'the server could not find the requested resource', {}) },
+    { name: 'neither reason nor details', body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'not found', code: 404 } },
+  ])(
+    'check --fix: a leak whose read before the delete answers 404 with a Status ($name) is already gone, in the JSON, the text and the exit code',
+    async ({ body }) => {
+      addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+      c.double.proxyAnswerNext('get', 'ipaddresses', body, { status: 404, count: 2 });
+      const json = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+      const report = JSON.parse(json.stdout) as CheckReport;
+      expect(report.fixed).toMatchObject({
+        deleted: [],
+        failed: [],
+        skipped: [{ ip: '10.96.0.30', reason: 'already gone', resolved: true }],
+      });
+      expect(report.clean).toBe(true);
+      expect(json.code).toBe(0);
+      const text = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+      expect(text.stdout).toContain('\nDeleted 0 IPAddresses.\nSkipped 10.96.0.30: already gone.\n');
+      expect(text.stdout).not.toContain('Failed');
+      expect(text.code).toBe(0);
+      expect(c.double.requestsOf('delete')).toEqual([]); // nothing left to delete: none was sent
+    },
+  );
+
+  it('check --fix: a leak whose read before the delete answers a 404 that is no Status (a proxy page) is failed, not gone', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    c.double.proxyAnswerNext('get', 'ipaddresses', '<html><title>404 Not Found</title></html>', { status: 404 });
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.fixed).toMatchObject({ deleted: [], skipped: [], failed: [{ ip: '10.96.0.30' }] });
+    expect(report.clean).toBe(false);
+    expect(r.code).toBe(1);
+    expect(c.double.requestsOf('delete')).toEqual([]);
+  });
+
   it('a delete without the uid to make it conditional is not sent again after a 5xx, even one with Retry-After', async () => {
     let deletes = 0;
     await withServer(
