@@ -3,47 +3,77 @@
 // few at a time. Then creating the index is all a load can run out on, and the README's rule (a cap
 // raised by `requested - free`, rounded up to 64 KiB, lets the same call through) holds for an
 // Allocator's warm start after one raise: it had asked for the index only, then failed again on
-// the batch's block. Its own file: it is about a fresh process's memory.
-import { afterAll, expect, it } from 'vitest';
-import { Allocator } from '../adapters/allocator.ts';
-import { InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
-import { Prefix } from '../adapters/geometry.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
-import { Range } from '../adapters/range.ts';
-import { AddressSpace } from '../adapters/space.ts';
-import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+// the batch's block. Its own file: it is about a fresh process's memory. Memory never shrinks, so
+// each case loads a core of its own (a fresh module graph, a fresh WebAssembly instance) and sets
+// its own cap: it runs the same alone, in any order, and after any other case.
+import { expect, it, vi } from 'vitest';
 import { failureOfMaking } from './helpers.ts';
 
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
+const KiB = 1024;
+const MiB = 1024 * KiB;
 
-/** The cap the README's rule sets after `e`. */
-function raisedFor(e: OutOfMemoryError): number {
-  return memoryLimit().limit + Math.ceil((e.requested! - e.free!) / 65536) * 65536;
-}
+async function freshCore() {
+  vi.resetModules();
+  const { memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
+  const { Allocator } = await import('../adapters/allocator.ts');
+  const { InvalidArgumentError, OutOfMemoryError } = await import('../adapters/errors.ts');
+  const { Prefix } = await import('../adapters/geometry.ts');
+  const { MemoryStore } = await import('../adapters/memory-store.ts');
+  const { Range } = await import('../adapters/range.ts');
+  const { AddressSpace } = await import('../adapters/space.ts');
+  type OutOfMemory = InstanceType<typeof OutOfMemoryError>;
 
-/** Small ranges made until one more does not fit under the cap: the memory is full. */
-function fillMemory(): Range[] {
-  const fillers: Range[] = [];
-  for (;;) {
-    try {
-      fillers.push(new Range('192.168.0.0/24'));
-    } catch (e) {
-      expect(e).toBeInstanceOf(OutOfMemoryError);
-      return fillers;
+  /** The cap the README's rule sets after `e`. */
+  function raisedFor(e: OutOfMemory): number {
+    return memoryLimit().limit + Math.ceil((e.requested! - e.free!) / 65536) * 65536;
+  }
+
+  /**
+   * Small ranges made until one more does not fit under the cap: the memory is full. Only under a
+   * cap close to what is in use: without one, they would fill WebAssembly's 4 GiB.
+   */
+  function fillMemory(): InstanceType<typeof Range>[] {
+    const { limit, inUse } = memoryLimit();
+    expect(
+      limit - inUse,
+      `fillMemory needs a cap at most 4 MiB above the memory in use (cap ${limit}, in use ${inUse})`,
+    ).toBeLessThanOrEqual(4 * MiB);
+    const fillers: InstanceType<typeof Range>[] = [];
+    for (;;) {
+      try {
+        fillers.push(new Range('192.168.0.0/24'));
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        return fillers;
+      }
     }
   }
+
+  return {
+    memoryLimit,
+    setMemoryLimit,
+    Allocator,
+    InvalidArgumentError,
+    OutOfMemoryError,
+    Prefix,
+    MemoryStore,
+    Range,
+    AddressSpace,
+    raisedFor,
+    fillMemory,
+  };
 }
 
 it('an Allocator of a /8 warm-starting from 60,000 records goes through after one raise of the cap', async () => {
-  setMemoryLimit(256 * 1024);
+  const { setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, raisedFor } = await freshCore();
+  setMemoryLimit(256 * KiB);
   const store = new MemoryStore();
   const seed = new Allocator('10.0.0.0/16', { store });
   for (let i = 0; i < 60_000; i++) await seed.allocateNext();
   seed.destroy();
 
   const make = () => new Allocator('10.0.0.0/8', { store });
-  const e = failureOfMaking(make) as OutOfMemoryError;
+  const e = failureOfMaking(make) as InstanceType<typeof OutOfMemoryError>;
   expect(e).toBeInstanceOf(OutOfMemoryError);
   expect(e.reason).toBe('limit');
   setMemoryLimit(raisedFor(e));
@@ -53,9 +83,12 @@ it('an Allocator of a /8 warm-starting from 60,000 records goes through after on
   a.destroy();
 });
 
-it("a dense Range's loadMany needs no room beyond its index: it goes through with the memory full", () => {
-  const probe = failureOfMaking(() => new Range('10.0.0.0/8')) as OutOfMemoryError | undefined;
-  if (probe !== undefined) setMemoryLimit(raisedFor(probe));
+it("a dense Range's loadMany needs no room beyond its index: it goes through with the memory full", async () => {
+  const { setMemoryLimit, OutOfMemoryError, Range, raisedFor, fillMemory } = await freshCore();
+  setMemoryLimit(256 * KiB); // far below the /8's index of 2 MiB: the cap ends where the index does
+  const probe = failureOfMaking(() => new Range('10.0.0.0/8')) as InstanceType<typeof OutOfMemoryError>;
+  expect(probe).toBeInstanceOf(OutOfMemoryError);
+  setMemoryLimit(raisedFor(probe));
   const r = new Range('10.0.0.0/8');
   const fillers = fillMemory(); // no room is left for a slice of the load's offsets
   const ips = Array.from({ length: 200_000 }, (_, i) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`).slice(1);
@@ -68,7 +101,8 @@ it("a dense Range's loadMany needs no room beyond its index: it goes through wit
   r.destroy();
 });
 
-it('with no room for the batch, an address outside the range marks none of the others, as the one batch marks none', () => {
+it('with no room for the batch, an address outside the range marks none of the others, as the one batch marks none', async () => {
+  const { memoryLimit, setMemoryLimit, InvalidArgumentError, Prefix, AddressSpace, fillMemory } = await freshCore();
   const space = new AddressSpace(Prefix.parse('10.0.0.0/24'), 'dense');
   const words = new Uint32Array(40 * 4);
   for (let i = 0; i < 40; i++) words[i * 4 + 3] = 0x0a000001 + i;
