@@ -2,26 +2,30 @@
 // rounded up to 64 KiB, lets the same call through — here for the dense index of a large IPv4
 // range, the README's own example (a /8 under a 1 MiB cap). Its own file: the rule is about a
 // fresh process's memory, where the index's blocks land in the order the core asks for them.
-import { afterAll, describe, expect, it } from 'vitest';
-import { Allocator } from '../adapters/allocator.ts';
-import { OutOfMemoryError } from '../adapters/errors.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
-import { Range } from '../adapters/range.ts';
-import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+// Memory never shrinks, so each case loads a core of its own (a fresh module graph, a fresh
+// WebAssembly instance): it runs the same alone, in any order, and after any other case.
+import { describe, expect, it, vi } from 'vitest';
 import { failureOfMaking } from './helpers.ts';
 
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
+async function freshCore() {
+  vi.resetModules();
+  const { memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
+  const { Allocator } = await import('../adapters/allocator.ts');
+  const { OutOfMemoryError } = await import('../adapters/errors.ts');
+  const { MemoryStore } = await import('../adapters/memory-store.ts');
+  const { Range } = await import('../adapters/range.ts');
+  return { memoryLimit, setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, Range };
+}
 
 describe('a cap raised by what an OutOfMemoryError asked for lets the same call through', () => {
-  // the smaller first: the second needs more than the first grew the memory to
   it.each([
     ['Allocator', '10.0.0.0/9'],
     ['Range', '10.0.0.0/8'],
-  ])('%s of %s, from a 1 MiB cap', (kind, cidr) => {
+  ])('%s of %s, from a 1 MiB cap', async (kind, cidr) => {
+    const { memoryLimit, setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, Range } = await freshCore();
     const make = () => (kind === 'Range' ? new Range(cidr) : Allocator.create(cidr, { store: new MemoryStore() }));
     setMemoryLimit(2 ** 20);
-    const e = failureOfMaking(make) as OutOfMemoryError;
+    const e = failureOfMaking(make) as InstanceType<typeof OutOfMemoryError>;
     expect(e).toBeInstanceOf(OutOfMemoryError);
     expect(e.reason).toBe('limit');
     // the rule as the README gives it. It failed as 'fragmented' with nothing in use: the index
