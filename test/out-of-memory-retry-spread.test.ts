@@ -6,47 +6,52 @@
 // from that average asked for too little and the same call was refused again. Found by an outside
 // tester (a Range of 52,000 addresses, allocateMany(2000) refused, then refused again after the
 // raise; a loadMany of 5,000 more at 270,000 refused twice with the same numbers). Its own file: a
-// fresh process, whose memory starts small.
-import { afterAll, describe, expect, it } from 'vitest';
-import { OutOfMemoryError } from '../adapters/errors.ts';
+// fresh process, whose memory starts small. Memory never shrinks, so each case loads a core of its
+// own (a fresh module graph, a fresh WebAssembly instance): it runs the same alone, in any order,
+// and after any other case.
+import { describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
-import { Range } from '../adapters/range.ts';
-import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
-
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
 
 /** Rounded up to the 64 KiB steps setMemoryLimit takes. */
 const pagesUp = (bytes: number) => Math.ceil(Math.max(0, bytes) / 65536) * 65536;
 
-/**
- * Runs `call` until `done()`, under a cap set at the memory's size; each time it is refused, the
- * cap is raised as the README says, the same call must go through, and the cap is set at the
- * memory's size again. Returns the refusals.
- */
-function followRecipe(call: () => void, done: () => boolean): number {
-  setMemoryLimit(memoryLimit().size);
-  let refusals = 0;
-  while (!done()) {
-    let e: unknown;
-    try {
-      call();
-      continue;
-    } catch (thrown) {
-      e = thrown;
+async function freshCore() {
+  vi.resetModules();
+  const { memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
+  const { OutOfMemoryError } = await import('../adapters/errors.ts');
+  const { Range } = await import('../adapters/range.ts');
+  return { memoryLimit, setMemoryLimit, OutOfMemoryError, Range, followRecipe };
+
+  /**
+   * Runs `call` until `done()`, under a cap set at the memory's size; each time it is refused, the
+   * cap is raised as the README says, the same call must go through, and the cap is set at the
+   * memory's size again. Returns the refusals.
+   */
+  function followRecipe(call: () => void, done: () => boolean): number {
+    setMemoryLimit(memoryLimit().size);
+    let refusals = 0;
+    while (!done()) {
+      let e: unknown;
+      try {
+        call();
+        continue;
+      } catch (thrown) {
+        e = thrown;
+      }
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      const { requested, free, limit } = e as InstanceType<typeof OutOfMemoryError>;
+      refusals++;
+      setMemoryLimit(limit! + pagesUp(requested! - free!));
+      expect(() => call(), `refused again after ${refusals} refusals (${(e as Error).message})`).not.toThrow();
+      setMemoryLimit(memoryLimit().size); // tight again: the next growth is refused too
     }
-    expect(e).toBeInstanceOf(OutOfMemoryError);
-    const { requested, free, limit } = e as OutOfMemoryError;
-    refusals++;
-    setMemoryLimit(limit! + pagesUp(requested! - free!));
-    expect(() => call(), `refused again after ${refusals} refusals (${(e as Error).message})`).not.toThrow();
-    setMemoryLimit(memoryLimit().size); // tight again: the next growth is refused too
+    return refusals;
   }
-  return refusals;
 }
 
 describe('a call on a /64 of random addresses refused under a cap, the only index alive', () => {
-  it('allocateMany(2000) goes through once the cap is raised by requested - free, wherever it was refused', () => {
+  it('allocateMany(2000) goes through once the cap is raised by requested - free, wherever it was refused', async () => {
+    const { setMemoryLimit, Range, followRecipe } = await freshCore();
     const range = new Range('fd08:1:1:1::/64', { random: seededRandom(1) });
     const refusals = followRecipe(
       () => range.allocateMany(2000),
@@ -58,7 +63,8 @@ describe('a call on a /64 of random addresses refused under a cap, the only inde
     setMemoryLimit(Infinity);
   });
 
-  it('loadMany of 5,000 more goes through once the cap is raised by requested - free, wherever it was refused', () => {
+  it('loadMany of 5,000 more goes through once the cap is raised by requested - free, wherever it was refused', async () => {
+    const { setMemoryLimit, Range, followRecipe } = await freshCore();
     // drawn here, not by a Range: its memory would be free under the cap for the load
     const random = seededRandom(7);
     const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16); // four digits: canonical
