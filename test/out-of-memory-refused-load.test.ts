@@ -80,8 +80,8 @@ describe('a loadMany refused under a memory cap', () => {
     const held = randomV6('fd07:1:1:1', 50_000, 1);
     range.loadMany(held);
     const before = range.snapshot();
-    const inUse = memoryLimit().inUse;
     const aside = capAt4MiB();
+    const inUse = memoryLimit().inUse; // the blocks held aside counted before, as after
     const e = refused(range, randomV6('fd07:1:1:1', 400_000, 2, new Set(held)));
     expect(range.snapshot().data).toEqual(before.data); // all or nothing
     expect(range.validate().indexed).toBe(50_000);
@@ -101,8 +101,8 @@ describe('an allocateMany refused under a memory cap', () => {
     const range = new Range('fd07:1:1:2::/64');
     range.loadMany(randomV6('fd07:1:1:2', 50_000, 5));
     const before = range.snapshot();
-    const inUse = memoryLimit().inUse;
     const aside = capAt4MiB();
+    const inUse = memoryLimit().inUse; // the blocks held aside counted before, as after
     let e: unknown;
     try {
       range.allocateMany(1_000_000);
