@@ -3,21 +3,36 @@
 // it could not get), and `free + inUse` is the limit less the core's 192 KiB of bookkeeping
 // (docs/memory.md; OutOfMemoryDetails). The operations go through the public API; raw core
 // blocks only hold memory aside. Its own file: the identity is exact in a fresh process, whose
-// memory stays far below the 120 MiB past which bookkeeping grows.
-import { afterAll, describe, expect, it } from 'vitest';
-import { Allocator } from '../adapters/allocator.ts';
-import { OutOfMemoryError } from '../adapters/errors.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
-import { Range } from '../adapters/range.ts';
+// memory stays far below the 120 MiB past which bookkeeping grows. Memory never shrinks, so each
+// case loads a core of its own (a fresh module graph, a fresh WebAssembly instance, below): it
+// runs the same alone, in any order, and after any other case.
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { formatCount } from '../adapters/quote.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
-import { STRATEGIES } from '../adapters/builtin-strategies.ts';
-import { allocatorLabels } from '../adapters/store.ts';
-import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
+type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
+type Range = import('../adapters/range.ts').Range;
+let Allocator: typeof import('../adapters/allocator.ts').Allocator;
+let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
+let MemoryStore: typeof import('../adapters/memory-store.ts').MemoryStore;
+let Range: typeof import('../adapters/range.ts').Range;
+let STRATEGIES: typeof import('../adapters/builtin-strategies.ts').STRATEGIES;
+let allocatorLabels: typeof import('../adapters/store.ts').allocatorLabels;
+let core: typeof import('../adapters/wasm.ts').core;
+let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
+let setMemoryLimit: typeof import('../adapters/wasm.ts').setMemoryLimit;
+
+beforeEach(async () => {
+  vi.resetModules();
+  ({ Allocator } = await import('../adapters/allocator.ts'));
+  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
+  ({ MemoryStore } = await import('../adapters/memory-store.ts'));
+  ({ Range } = await import('../adapters/range.ts'));
+  ({ STRATEGIES } = await import('../adapters/builtin-strategies.ts'));
+  ({ allocatorLabels } = await import('../adapters/store.ts'));
+  ({ core, memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts'));
+});
 
 /** A cap with room for the tests below however much memory the ones before grew: held down with holdAllBut. */
 const roomyCap = () => Math.max(memoryLimit().size, 8 * 2 ** 20);
