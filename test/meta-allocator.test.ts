@@ -3293,6 +3293,11 @@ describe("MetaAllocator: a strategy's own ErrDestroyed, thrown once its choice r
   );
 });
 
+/** The rows of the tests of an error your code throws once it removed the range: its kind × policy × synchronous store operations. */
+const OWN_ERROR_CASES = (['ErrDestroyed', 'Error'] as const).flatMap((kind) =>
+  RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [kind, policy, syncOps] as const)),
+);
+
 // Regression: a random source of the caller's that deleted its range's ServiceCIDR during the
 // range's draw and then threw had its error replaced by the range's refusal (the range left, a
 // check run as the draw ended, even by a throw), and the call answered an address from the next
@@ -3300,10 +3305,7 @@ describe("MetaAllocator: a strategy's own ErrDestroyed, thrown once its choice r
 describe("MetaAllocator: a random source's own error, thrown once its draw removed the range", () => {
   /** The draws each policy makes itself before range a's first: 'upstream' picks among 2 ranges (one u32), 'weighted' draws a u64. */
   const POLICY_DRAWS: Record<RangePolicy, number> = { ordered: 0, upstream: 1, weighted: 2 };
-  const cases = (['ErrDestroyed', 'Error'] as const).flatMap((kind) =>
-    RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [kind, policy, syncOps] as const)),
-  );
-  it.each(cases)(
+  it.each(OWN_ERROR_CASES)(
     'an %s (policy %s, synchronous store operations %s): the call rejects with it, nothing created',
     async (kind, policy, syncOps) => {
       const source = new InMemoryServiceCIDRs();
@@ -3336,10 +3338,7 @@ describe("MetaAllocator: a random source's own error, thrown once its draw remov
 // taken for the range's answer to its removal, and the call answered an address from the next
 // range: the clock's error is the caller's to see, as a strategy's or a random source's is.
 describe("MetaAllocator: a cool-down clock's own error, thrown once it removed the range", () => {
-  const cases = (['ErrDestroyed', 'Error'] as const).flatMap((kind) =>
-    RANGE_POLICIES.flatMap((policy) => [true, false].map((syncOps) => [kind, policy, syncOps] as const)),
-  );
-  it.each(cases)(
+  it.each(OWN_ERROR_CASES)(
     'an %s (policy %s, synchronous store operations %s): the call rejects with it, nothing created',
     async (kind, policy, syncOps) => {
       const source = new InMemoryServiceCIDRs();
