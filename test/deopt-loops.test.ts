@@ -53,6 +53,9 @@ describe('no deoptimization loop under Deno', () => {
       alloc.destroy();
     `);
     expect(counts.size).toBeGreaterThan(0); // the trace was read: V8 deoptimizes something in any run
-    expect(loops(counts, 30)).toEqual({});
+    // A loop is hundreds of deoptimizations here (drawBelow's was 268 in this script). A function
+    // re-tiered while its feedback settles is deoptimized a few dozen times at most: MemoryStore's
+    // NameTable.set ("wrong map") 3–12 times in most runs, 56 in one.
+    expect(loops(counts, 100)).toEqual({});
   });
 });
