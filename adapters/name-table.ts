@@ -218,8 +218,13 @@ export class NameTable {
 
   /** Removes the holes from `entries` in place (the slots keep their capacity). */
   private squeeze(): void {
-    const moved = this.squeezeInto(this.entries);
-    this.entries.fill(undefined, this.end);
+    const entries = this.entries;
+    const moved = this.squeezeInto(entries);
+    // cleared one by one, not with fill(undefined, end): in V8 15 (Deno 2.9), which keeps
+    // undefined in arrays of doubles, a fill of the whole array (end 0: every record was deleted)
+    // makes it an array of doubles again, and the next append an array of objects: a new map at
+    // each squeeze of an emptied table, for which set()'s compiled code was thrown away ("wrong map")
+    for (let i = this.end; i < entries.length; i++) entries[i] = undefined;
     const slots = this.slots;
     for (let i = 0; i < slots.length; i += 2) if (slots[i] !== 0) slots[i + 1] = moved[slots[i + 1]!]!;
   }
