@@ -1764,6 +1764,35 @@ describe('KubernetesStore', () => {
       await b.get('10.0.0.2');
       expect(d.connectionsAccepted).toBe(2); // b's kept
     });
+
+    // Regression: a watch that ended cleanly (the server's timeoutSeconds, or a proxy's) was
+    // aborted after its body had ended, which made undici drop the connection: every resume
+    // opened a new one, over https with a TLS handshake of its own. client-go's resumes reuse it.
+    it.each([
+      ['http', false],
+      ['https', true],
+    ])('a watch that ends cleanly is resumed on the same kept-alive connection (%s)', async (_, tls) => {
+      const server = tls ? await ApiServerDouble.start({ tls: true, keepAliveTimeoutMs: 600_000 }) : d;
+      try {
+        const s = open({}, server);
+        await s.waitForSync();
+        await until(() => server.openWatches() === 1, 'the first watch');
+        const opened = server.connectionsAccepted;
+        for (let i = 1; i <= 3; i++) {
+          server.insert(foreign(`10.0.2.${i}`)); // an event: the watch is no very short one
+          await until(() => s.cache.get(`10.0.2.${i}`) !== undefined, 'the event');
+          server.closeWatches();
+          await until(() => server.requestsOf('watch').length === i + 1 && server.openWatches() === 1, 'the watch resumed');
+        }
+        expect(s.stats).toMatchObject({ lists: 1, errors: 0 });
+        expect(server.connectionsAccepted).toBe(opened);
+      } finally {
+        if (tls) {
+          for (const s of stores.splice(0)) s.close();
+          await server.close();
+        }
+      }
+    });
   });
 
   describe('lifecycle', () => {

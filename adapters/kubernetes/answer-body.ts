@@ -76,6 +76,18 @@ export function concat(pieces: readonly Uint8Array[], size: number): Uint8Array 
 }
 
 /**
+ * Resolves once the connection of an answer whose body was read to its end is free for the next
+ * request. undici gives it back to its pool one event-loop turn after the body's end (client-h1.js:
+ * "We must wait a full event loop cycle to reuse this socket"), and a request sent before that
+ * opens another connection (over https, another TLS handshake). node-fetch (client-node 1.x)
+ * needs no wait: its requests do not share connections.
+ * @internal
+ */
+export async function connectionFreed(stream: Chunks): Promise<void> {
+  if ('getReader' in stream) await nextTurn();
+}
+
+/**
  * A response body for client-node that reads `stream` (null: an answer without a body) no
  * further than MAX_ANSWER_BODY_BYTES: its text() and binary() reject, once the body passes the
  * cap, with `tooLarge()` — before the next chunk is held —, and the stream is let go of.
@@ -96,12 +108,9 @@ export function cappedBody(stream: Chunks | null, tooLarge: () => Error): Respon
       pieces.push(chunk);
       held += chunk.length;
     }
-    // undici gives the connection back to its pool one event-loop turn after the answer's end
-    // (client-h1.js: "We must wait a full event loop cycle to reuse this socket"), and a request
-    // sent before that opens another connection (over https, another TLS handshake): the body is
-    // handed on once that turn is over, so the next request, sent as the caller reads this
-    // answer, finds the connection free
-    if ('getReader' in stream) await nextTurn();
+    // the body is handed on once its connection is free, so the next request, sent as the caller
+    // reads this answer, goes out on it
+    await connectionFreed(stream);
     return pieces.length === 1 ? pieces[0]! : concat(pieces, held);
   };
   return {

@@ -33,7 +33,7 @@ import { kubeconfigInUse } from './config.ts';
 import { KubernetesApiError, malformedAnswer, noteClosedTwice, noteKubeconfig, noteRedirect } from './errors.ts';
 import { agentTellingWritten, closedUnanswered, followRoute, letFetchEndBody, newRoute, redirected, whenWritten } from './requests.ts';
 import { notTheApiServersAnswer } from './answer-probe.ts';
-import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
+import { bodyReader, type Chunks, concat, connectionFreed, nodeFetch } from './answer-body.ts';
 
 /**
  * The longest watch line (one event, without its newline) read: 16 MiB. An event carries one
@@ -127,6 +127,7 @@ export async function openWatch(
   }
 
   let body: ReturnType<typeof bodyReader>;
+  let answerBody: Chunks;
   try {
     restartTimer();
     const first = { written: false };
@@ -182,6 +183,7 @@ export async function openWatch(
       throw error;
     }
     if (answer.body === null) throw new Error('the watch answer has no body');
+    answerBody = answer.body;
     body = bodyReader(answer.body);
     cancelBody = body.cancel;
     restartTimer();
@@ -195,10 +197,18 @@ export async function openWatch(
   const handOn = (type: string, object: unknown): void => {
     if (!aborted) onEvent(type, object); // lines already read when the caller aborted are dropped
   };
-  void readLines(body.chunks, target.resource, restartTimer, handOn).then(finish, (err: unknown) => {
-    finish(err);
-    cancelBody(); // a line refused: the rest of the body is not wanted
-  });
+  void readLines(body.chunks, target.resource, restartTimer, handOn).then(
+    async () => {
+      // a clean end (the server's timeoutSeconds): onDone hears it once the connection is free,
+      // so that the watch resumed from it goes out on it, as client-go's does
+      await connectionFreed(answerBody);
+      finish(null);
+    },
+    (err: unknown) => {
+      finish(err);
+      cancelBody(); // a line refused: the rest of the body is not wanted
+    },
+  );
   return abort;
 }
 
