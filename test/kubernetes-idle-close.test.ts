@@ -7,7 +7,8 @@
 // a new connection is sent once more with either.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import net, { type AddressInfo } from 'node:net';
+import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { BOTH_CLIENT_NODES, kubeConfigFor } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
@@ -125,6 +126,48 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     expect(double.closedOnArrival).toBe(2);
     expect(await store.get('10.0.0.7')).toBeDefined(); // the next get is a request of its own
   });
+
+  // Regression: the error said only the second failure, as if the get had been sent once.
+  it('sent once more and answered with a 5xx, it fails saying both', async () => {
+    const { double, store } = await setUp(false, Config);
+    double.closeOnArrival('get', 1, 'any');
+    double.failNext('get', 1, 500, 'etcdserver: leader changed');
+    const err = await store.get('10.0.0.7').then(
+      () => undefined,
+      (e: unknown) => e as KubernetesApiError,
+    );
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err?.code).toBe(500);
+    expect(err?.message).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: HTTP 500 InternalError: Internal error occurred: etcdserver: leader changed$/,
+    );
+    // the first send's failure is the cause: the answer, the second's, has none
+    expect((err?.cause as Error | undefined)?.message).toMatch(/fetch failed|socket hang up|ECONNRESET/);
+    expect(double.closedOnArrival).toBe(1);
+  });
+
+  it('sent once more to a server gone meanwhile (ECONNREFUSED), it fails saying both', async () => {
+    // a server that closes the connection of the first request as it arrives, and stops listening
+    const server = net.createServer((socket) => {
+      socket.once('data', () => {
+        socket.destroy();
+        server.close();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(() => server.close());
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const store = new KubernetesStore(kubeConfigFor(url, undefined, { Config }), { start: false, requestTimeoutMs: 5000 });
+    closing.push(() => store.close());
+    const err = await store.get('10.0.0.7').then(
+      () => undefined,
+      (e: unknown) => e as KubernetesApiError,
+    );
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err?.message).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: .*ECONNREFUSED.* \(the API server at http:\/\/127\.0\.0\.1:\d+\)$/,
+    );
+  });
 });
 
 /** A synced store whose watch has had an event (a watch ended without any within a second is a failure: client-go's "very short watch"). */
@@ -176,6 +219,23 @@ describe.each(BOTH_CLIENT_NODES)('a watch whose connection is closed before any 
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(
       /^watch ipaddresses\.networking\.k8s\.io: sent twice, its connection closed before any answer both times: fetch failed: .*(other side closed|socket hang up|ECONNRESET)/,
+    );
+  });
+
+  it('sent once more and answered with a 5xx, it fails saying both, and the informer lists again', async () => {
+    const { double, store } = await watching(Config);
+    const errors: string[] = [];
+    store.onStateChange((_state, error) => {
+      if (error !== undefined) errors.push(error.message);
+    });
+    double.closeOnArrival('watch', 1, 'any');
+    double.failNext('watch', 1, 500, 'etcdserver: leader changed');
+    double.closeWatches();
+    await until(() => store.stats.lists === 2, 'the list after the failed watch');
+    expect(double.closedOnArrival).toBe(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      /^watch ipaddresses\.networking\.k8s\.io: sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: HTTP 500 InternalError: Internal error occurred: etcdserver: leader changed$/,
     );
   });
 });

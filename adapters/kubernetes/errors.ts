@@ -401,6 +401,33 @@ export function noteClosedTwice(err: unknown): void {
 }
 
 /**
+ * The failures of a read sent once more because its connection closed before any answer whose
+ * second send failed otherwise (a connection refused, a 5xx): each with the first send's failure,
+ * noted by ApiRequests and the watch (noteClosedFirst), read by translate, whose message says both
+ * — the second failure alone would read as a request sent once.
+ */
+const closedFirst = new WeakMap<object, unknown>();
+
+/** Notes that the read that failed with `err` on its second send had its first send's connection closed before any answer, with `first`. @internal */
+export function noteClosedFirst(err: unknown, first: unknown): void {
+  if (typeof err === 'object' && err !== null) closedFirst.set(err, first);
+}
+
+/** How the failure of a read sent twice begins (noteClosedTwice, noteClosedFirst); '' for one sent once. */
+function sentTwice(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return '';
+  if (closedTwice.has(err)) return CLOSED_TWICE;
+  if (!closedFirst.has(err)) return '';
+  return `sent twice, its connection closed before any answer the first time (${messages(closedFirst.get(err))}); the second time: `;
+}
+
+/** The first send's failure of a read whose second send was answered (noteClosedFirst): the cause of the error that says so. */
+function firstSendFailure(err: unknown): unknown {
+  const first = typeof err === 'object' && err !== null ? closedFirst.get(err) : undefined;
+  return quotesCredential(first) ? undefined : first;
+}
+
+/**
  * Who a message names as the host that answered (or did not): `the API server at <server>`, or,
  * after a redirect to another origin, `<origin>, where the API server at <server> redirected the
  * request` (`the API server` alone without `server`).
@@ -450,7 +477,8 @@ export function translate(
     const body = (err as { body?: unknown }).body;
     const status = parseStatus(body);
     const answer = describeAnswer(code, status, body, headersOf(err));
-    return new KubernetesApiError(verb, resource, name, code, status, `${answer} (answered by ${answeredBy(elsewhere, server)})`);
+    const detail = `${sentTwice(err)}${answer} (answered by ${answeredBy(elsewhere, server)})`;
+    return new KubernetesApiError(verb, resource, name, code, status, detail, firstSendFailure(err));
   }
   if (code !== undefined) {
     const body = (err as { body?: unknown }).body;
@@ -465,13 +493,15 @@ export function translate(
         name,
         code,
         status,
-        `HTTP 404: the API server does not serve ${resource} at the API version asked for ` +
+        `${sentTwice(err)}HTTP 404: the API server does not serve ${resource} at the API version asked for ` +
           `(networking.k8s.io/v1 from Kubernetes 1.33; 1.31 and 1.32 serve v1beta1 when enabled: apiVersion: 'v1beta1')` +
           (status === undefined && body !== undefined ? `; the answer came ${describeErrorBody(body, headersOf(err))}` : ''),
+        firstSendFailure(err),
       );
     }
     if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
-    return new KubernetesApiError(verb, resource, name, code, status, describeAnswer(code, status, body, headersOf(err)));
+    const detail = `${sentTwice(err)}${describeAnswer(code, status, body, headersOf(err))}`;
+    return new KubernetesApiError(verb, resource, name, code, status, detail, firstSendFailure(err));
   }
   // No HTTP status: the connection refused or reset, a host not found, a port fetch will not use,
   // the runtime's refusal, a watch ended or never answered. fetch says only "fetch failed" (or
@@ -502,8 +532,7 @@ export function translate(
       : redirectedPort !== undefined
         ? `: ${blockedRedirectWhy('the API server', redirectedPort, location)}`
         : '';
-  const twice = typeof err === 'object' && err !== null && closedTwice.has(err) ? CLOSED_TWICE : '';
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${twice}${reason}${where}${why}`, cause);
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${sentTwice(err)}${reason}${where}${why}`, cause);
 }
 
 /** How the failure of a read closed twice (noteClosedTwice) begins. */

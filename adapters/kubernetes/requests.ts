@@ -69,6 +69,7 @@ import {
   hasInvalidHeader,
   httpCode,
   KubernetesApiError,
+  noteClosedFirst,
   noteClosedTwice,
   noteKubeconfig,
   noteRedirect,
@@ -185,6 +186,7 @@ export class ApiRequests {
     const waited: number[] = []; // the status of each answer waited out, in order
     // a read sent once more after its connection closed unanswered: how many answers had been waited out then
     let resentAfterClose: number | undefined;
+    let firstClose: unknown; // and the failure of the send whose connection closed so
     // whether the attempt running was sent: client-node runs the middleware after authenticating
     // (an exec credential plugin), just before the fetch; whether it was written on a connection
     // made and secured (`pending` from then on until it failed or was answered in full); and the
@@ -274,13 +276,16 @@ export class ApiRequests {
             LOST_ANSWERS.set(error, undefined);
             throw error;
           }
-          if (READS.has(target.verb) && pending && began === undefined && closedUnanswered(e, signal, this.server)) {
-            if (resentAfterClose === undefined) {
-              resentAfterClose = waited.length;
-              continue;
-            }
-            // the send right before was that one more: its message says both closed
-            if (resentAfterClose === waited.length) noteClosedTwice(e);
+          const closedUnread = READS.has(target.verb) && pending && began === undefined && closedUnanswered(e, signal, this.server);
+          if (closedUnread && resentAfterClose === undefined) {
+            resentAfterClose = waited.length;
+            firstClose = e;
+            continue;
+          }
+          // the send right before was that one more: its message says how the first one ended too
+          if (resentAfterClose === waited.length && !signal.aborted) {
+            if (closedUnread) noteClosedTwice(e);
+            else noteClosedFirst(e, firstClose);
           }
           if (!signal.aborted && isFetchFailure(e) && ((pending && wentOut(e, this.server)) || serverErrorsWaitedOut() !== undefined)) {
             LOST_ANSWERS.set(e as object, began);
@@ -464,7 +469,8 @@ const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
  * closed (rest/request.go, IsConnectionReset and IsProbableEOF) —, and so a get or a list page
  * (ApiRequests.run) and a watch request (watch-request.ts) are sent once more, at once; the
  * connection that closed is gone from the pool, so the resend goes on another one. Closed so
- * again, the request fails, its message saying it was sent twice (noteClosedTwice). A create or
+ * again, the request fails, its message saying it was sent twice (noteClosedTwice); failing
+ * otherwise the second time, its message says how the first send ended too (noteClosedFirst). A create or
  * delete is not sent again so: it may have reached the server, and its caller reads the object
  * back (store.ts).
  * @internal

@@ -30,7 +30,7 @@ import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { namingKubeconfig } from './user-checks.ts';
 import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
-import { KubernetesApiError, malformedAnswer, noteClosedTwice, noteKubeconfig, noteRedirect } from './errors.ts';
+import { KubernetesApiError, malformedAnswer, noteClosedFirst, noteClosedTwice, noteKubeconfig, noteRedirect } from './errors.ts';
 import { agentTellingWritten, closedUnanswered, followRoute, letFetchEndBody, newRoute, redirected, whenWritten } from './requests.ts';
 import { notTheApiServersAnswer } from './answer-probe.ts';
 import { bodyReader, type Chunks, concat, connectionFreed, nodeFetch } from './answer-body.ts';
@@ -132,14 +132,18 @@ export async function openWatch(
     restartTimer();
     const first = { written: false };
     let answer: Answer;
+    let firstClose: unknown; // the failure of a first send whose connection closed before any answer
     try {
       answer = await send(kc, url, controller.signal, first);
     } catch (err) {
-      // its connection closed before any answer: sent once more (requests.ts closedUnanswered)
+      // its connection closed before any answer: sent once more (requests.ts closedUnanswered),
+      // and a failure of that send says how the first one ended too
       if (!first.written || !closedUnanswered(err, controller.signal, cluster.server)) throw err;
+      firstClose = err;
       const again = { written: false };
       answer = await send(kc, url, controller.signal, again).catch((e: unknown) => {
         if (again.written && closedUnanswered(e, controller.signal, cluster.server)) noteClosedTwice(e);
+        else noteClosedFirst(e, err);
         throw e;
       });
     }
@@ -180,6 +184,7 @@ export async function openWatch(
       if (answer.contentType !== undefined) headers['content-type'] = answer.contentType;
       if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
       if (Object.keys(headers).length > 0) error.headers = headers;
+      if (firstClose !== undefined) noteClosedFirst(error, firstClose);
       throw error;
     }
     if (answer.body === null) throw new Error('the watch answer has no body');
