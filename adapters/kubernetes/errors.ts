@@ -408,7 +408,11 @@ export function noteClosedTwice(err: unknown): void {
  */
 const closedFirst = new WeakMap<object, unknown>();
 
-/** Notes that the read that failed with `err` on its second send had its first send's connection closed before any answer, with `first`. @internal */
+/**
+ * Notes that the read that failed with `err` on its second send had met, on its first, its
+ * connection closed before any answer: `first`, that send's failure.
+ * @internal
+ */
 export function noteClosedFirst(err: unknown, first: unknown): void {
   if (typeof err === 'object' && err !== null) closedFirst.set(err, first);
 }
@@ -679,7 +683,11 @@ function isInvalidHeader(e: unknown): boolean {
 
 /** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
 const INVALID_HEADER =
-  "the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has one inside it (with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is): remove it";
+  'the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) ' +
+  "or a character beyond U+00FF (not shown: it is the user's credential); the token, password or " +
+  "exec plugin credential of the kubeconfig's user entry has one inside it (with " +
+  '@kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of ' +
+  'every header; 1.x sends it as it is): remove it';
 
 /**
  * client-node's failure on an exec credential plugin whose output is JSON but no object with a
@@ -871,7 +879,8 @@ const OIDC_AUTH_FILE = clientNodeModule('oidc_auth');
 
 /** What execPluginFailure says of an exec entry of the wrong shape; never what it holds. */
 const MALFORMED_EXEC_ENTRY =
-  'could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)';
+  'could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a ' +
+  'list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)';
 
 /**
  * Whether the message of an error or of one of its causes may quote a credential, as messages

@@ -17,9 +17,10 @@
 // (node-fetch) and 2.x (undici).
 //
 // A request the server asks to send again later is, after the wait it names (Retry-After, at
-// most 60 s; 0 or below: 200 ms), up to 10 times, within the request's one deadline, as client-go does; close() ends the
-// wait too. Asked an eleventh time, it gives up with an error that says so and quotes that last
-// answer (not the bare answer, which would read as a single failure). Those are a 429 Too Many Requests (API Priority and Fairness on a busy cluster: the
+// most 60 s; 0 or below: 200 ms), up to 10 times, within the request's one deadline, as
+// client-go does; close() ends the wait too. Asked an eleventh time, it gives up with an error
+// that says so and quotes that last answer (not the bare answer, which would read as a single
+// failure). Those are a 429 Too Many Requests (API Priority and Fairness on a busy cluster: the
 // server turned it away before handling it, so even a create is safe to send again), and any 5xx
 // carrying a Retry-After header (kube-apiserver's "please try again" ServerTimeout when etcd is
 // unreachable, a proxy's 503) — whatever the verb, as client-go, although a 5xx does not say the
