@@ -4,8 +4,9 @@
 // range or allocator usable for releases; lifting the cap lets work continue.
 //
 // WebAssembly memory cannot shrink and the instance is shared by the whole process (vitest runs
-// each file in its own fork): the cap is restored in afterAll whatever happens.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+// each file in its own fork): the memory a test takes to fill the cap is given back, and the cap
+// lifted, after each test whether it passed or not (afterEach), and the cap restored in afterAll.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
@@ -46,12 +47,29 @@ function expectOOM(f: () => unknown): void {
   ooms++;
 }
 
-/** Takes every byte the cap leaves with tiny indexes (returned so they can be freed). */
+/** What exhaust() and takeTheRest() took, until giveBackAll gives it back. */
+const fillers: Range[] = [];
+const blocks: [ptr: number, bytes: number][] = [];
+
+/** Gives back what exhaust() and takeTheRest() took; after each test too, so a failing one leaves nothing for the next. */
+function giveBackAll(): void {
+  for (const r of fillers.splice(0)) r.destroy(); // a filler destroyed already: destroy() again does nothing
+  for (const [ptr, bytes] of blocks.splice(0)) core.buf_free(ptr, bytes);
+}
+
+afterEach(() => {
+  giveBackAll();
+  setMemoryLimit(Infinity);
+});
+
+/** Takes every byte the cap leaves with tiny indexes; returns them (giveBackAll gives them back). */
 function exhaust(): Range[] {
   const hog: Range[] = [];
   for (let i = 0; i < 1_000_000; i++) {
     try {
-      hog.push(new Range('10.200.0.0/28'));
+      const r = new Range('10.200.0.0/28');
+      fillers.push(r);
+      hog.push(r);
     } catch (e) {
       expect(e).toBeInstanceOf(OutOfMemoryError);
       return hog;
@@ -63,19 +81,13 @@ function exhaust(): Range[] {
 /**
  * Takes, as raw blocks of the core's heap, the free memory below the cap that exhaust() leaves
  * (pieces too small for a /28's index, whose amount depends on what ran before), so that an
- * operation finds no headroom but what it frees itself. Give them back with giveBack.
+ * operation finds no headroom but what it frees itself. giveBackAll gives them back.
  */
-function takeTheRest(): [ptr: number, bytes: number][] {
-  const blocks: [number, number][] = [];
+function takeTheRest(): void {
   for (let bytes = 2 ** 30; bytes >= 16; bytes /= 2) {
     for (let ptr = core.buf_alloc(bytes); ptr !== 0; ptr = core.buf_alloc(bytes)) blocks.push([ptr, bytes]);
   }
   expect(core.heap_bytes_free()).toBe(0);
-  return blocks;
-}
-
-function giveBack(blocks: [ptr: number, bytes: number][]): void {
-  for (const [ptr, bytes] of blocks) core.buf_free(ptr, bytes);
 }
 
 describe('WASM memory capped with setMemoryLimit', () => {
@@ -140,14 +152,16 @@ describe('WASM memory capped with setMemoryLimit', () => {
 
   it('a new big index → OutOfMemoryError, nothing changes; lifting the cap lets it through', () => {
     setMemoryLimit(0);
-    const hog = exhaust(); // whatever the tests before left free (a big index given back is 2 MiB)
+    exhaust(); // whatever the tests before left free (a big index given back is 2 MiB)
     const before = [rangeState(sparse), rangeState(dense)];
     const records = store.cache.size;
+    const watchers = store.watcherCount;
     expectOOM(() => new Range('10.0.0.0/8')); // 2 MiB of bitmap
-    expectOOM(() => new Allocator('10.0.0.0/9', { store })); // two indexes: the first is freed again
+    expectOOM(() => new Allocator('10.0.0.0/9', { store })); // its one index: 1 MiB of bitmap
     expect([rangeState(sparse), rangeState(dense)]).toEqual(before);
     expect(store.cache.size).toBe(records); // no record, no subscription left behind
-    for (const h of hog) h.destroy();
+    expect(store.watcherCount).toBe(watchers);
+    giveBackAll();
     setMemoryLimit(Infinity);
     const big = new Range('10.0.0.0/8');
     expect(big.allocateNext()).toMatch(/^10\./);
@@ -198,7 +212,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
 
   it('sparse growth under the cap: allocate/allocateNext/allocateMany fail typed, state unchanged, releases work, then continue', () => {
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     const before = rangeState(sparse);
     let failures = 0;
     const tried: string[] = [];
@@ -236,7 +250,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const after: string[] = [];
     sparse.forEach((ip) => after.push(ip));
     expect(after.length).toBeGreaterThanOrEqual((before as { used: number }).used);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     for (let i = 0; i < 1000; i++) sparse.allocateNext();
     sparse.validate();
@@ -244,7 +258,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
 
   it('Allocator.allocateNext under the cap: OutOfMemoryError before any record is written; releases work; then continue', async () => {
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     const records = () =>
       store
         .records()
@@ -269,7 +283,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const names = records();
     for (const ip of names.slice(0, 10)) await alloc.release(ip);
     expect(alloc.used()).toBe(names.length - 10);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     for (let i = 0; i < 100; i++) await alloc.allocateNext();
     expect(alloc.used()).toBe(store.records().length);
@@ -278,7 +292,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
 
   it('Allocator.allocate(ip) under the cap: typed OutOfMemoryError; the index still equals the store', async () => {
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     let failures = 0;
     const problems: string[] = [];
     for (let i = 0; i < 5_000 && failures < 10; i++) {
@@ -300,7 +314,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
         }
       }
     }
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     console.log(
       `[reliability] Allocator.allocate under the cap: ${failures} failures, problems: ${JSON.stringify(problems.slice(0, 6))} (${problems.length})`,
@@ -320,7 +334,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     r.allocateMany(1_000);
     const before = rangeState(r);
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     setMemoryLimit(memoryLimit().size + 65536); // one more 64 KiB page: room for part of the batch, not all of it
     let thrown: unknown;
     try {
@@ -333,7 +347,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(rangeState(r)).toEqual(before);
     const notReached = /([\d,]+) addresses it had not reached/.exec((thrown as Error).message);
     expect(Number(notReached?.[1]?.replaceAll(',', ''))).toBeLessThan(50_000); // part-way: some were reserved first
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     expect(r.allocateMany(50_000)).toHaveLength(50_000);
     r.validate();
@@ -348,10 +362,10 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const held = r.allocateMany(10_000); // one run: releasing every other address splits it again and again
     const before = rangeState(r);
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     expectOOM(() => r.releaseMany(held.filter((_, i) => i % 2 === 0)));
     expect(rangeState(r)).toEqual(before);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     expect(r.releaseMany(held.filter((_, i) => i % 2 === 0))).toBe(5_000);
     expect(r.used()).toBe(5_000);
@@ -370,8 +384,8 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const run = Array.from({ length: 2_000 }, (_, i) => text(1_000_000 + i));
     r.loadMany([...single, ...run]);
     setMemoryLimit(0);
-    const hog = exhaust();
-    const rest = takeTheRest(); // the releases' own memory only, whatever the tests before left free
+    exhaust();
+    takeTheRest(); // the releases' own memory only, whatever the tests before left free
     let thrown: unknown;
     try {
       r.releaseMany([...single, ...run.filter((_, i) => i % 2 === 1)]);
@@ -389,8 +403,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(r.used()).toBe(listed.length);
     expect(listed.length).toBe(4_000 - (stillReleased === null ? 0 : Number(stillReleased[1]!.replaceAll(',', ''))));
     r.validate();
-    giveBack(rest);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     const more = r.allocateMany(5);
     expect(more.filter((ip) => listed.includes(ip))).toEqual([]); // nothing allocated is handed out again
@@ -405,12 +418,12 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const ips = Array.from({ length: 3_000 }, (_, i) => `2001:db8:78::${(d.u32() & 0xffff).toString(16)}:${i.toString(16)}:1`);
     const spacer = new Range('10.248.0.0/14', { indexKind: 'dense' }); // ≈ 64 KiB, given back below
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     spacer.destroy(); // room for part of the batch, not all of it
     expectOOM(() => r.loadMany(ips));
     expect(rangeState(r)).toEqual(before);
     expect(ips.filter((ip) => r.has(ip))).toEqual([]);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     expect(r.loadMany(ips)).toBe(3_000);
     r.validate();
@@ -425,7 +438,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const kept = new Set(held.filter((_, i) => i % 2 === 1));
     expect(r.releaseMany(held.filter((_, i) => i % 2 === 0))).toBe(5_000); // held: no memory needed
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     t += 100; // every hold is over: the next allocateNext returns them to the pool, splitting the run
     const got: string[] = [];
     for (let i = 0; i < 3; i++) got.push(r.allocateNext());
@@ -434,7 +447,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     r.forEach((ip) => listed.push(ip));
     expect(listed.filter((ip) => !kept.has(ip)).sort()).toEqual(got.sort()); // nothing allocated but what was handed out
     expect(r.used()).toBe(5_003);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     for (let i = 0; i < 10; i++) r.allocateNext(); // the rest of the expired holds go back now
     r.validate();
@@ -451,10 +464,10 @@ describe('WASM memory capped with setMemoryLimit', () => {
       onSkip: (s) => skipped.push(`${s.serviceCIDR} ${s.reason.name}`),
     });
     setMemoryLimit(0);
-    const hog = exhaust();
+    exhaust();
     cidrs.addServiceCIDR('big', ['10.0.0.0/8']);
     expect(skipped).toEqual(['big OutOfMemoryError']);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     cidrs.addServiceCIDR('other', ['192.168.0.0/24']); // any change of the ServiceCIDRs
     expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/8', '192.168.0.0/24']);
@@ -515,7 +528,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
       expect(await meta.has('10.9.0.1')).toBe(true);
     } finally {
       builds.mockRestore();
-      for (const h of hog) h.destroy();
+      giveBackAll();
       meta.destroy();
     }
   });
@@ -527,49 +540,45 @@ describe('WASM memory capped with setMemoryLimit', () => {
       ['allocateNext', (m) => m.allocateNext()],
       ['size', (m) => m.size],
     ];
-    // One hog for every call, topped up each time: filling all free memory is slow only once.
-    const hog: Range[] = [];
-    try {
-      for (const [name, call] of calls) {
-        setMemoryLimit(Infinity);
-        const store = new FaultyMemoryStore();
-        const cidrs = new InMemoryServiceCIDRs();
-        cidrs.addServiceCIDR('small', ['10.1.0.0/24']);
-        let armed = false;
-        const meta: MetaAllocator = new MetaAllocator('IPv4', cidrs, {
-          store,
-          strategy: {
-            name: 'destroys-when-armed',
-            forRange: (view) => {
-              if (armed) {
-                armed = false;
-                meta.destroy();
-              }
-              return STRATEGIES.sequential.forRange(view);
-            },
+    // The fillers of every call kept until the end, topped up each time: filling all free memory
+    // is slow only once.
+    for (const [name, call] of calls) {
+      setMemoryLimit(Infinity);
+      const store = new FaultyMemoryStore();
+      const cidrs = new InMemoryServiceCIDRs();
+      cidrs.addServiceCIDR('small', ['10.1.0.0/24']);
+      let armed = false;
+      const meta: MetaAllocator = new MetaAllocator('IPv4', cidrs, {
+        store,
+        strategy: {
+          name: 'destroys-when-armed',
+          forRange: (view) => {
+            if (armed) {
+              armed = false;
+              meta.destroy();
+            }
+            return STRATEGIES.sequential.forRange(view);
           },
-        });
-        setMemoryLimit(0);
-        for (const r of exhaust()) hog.push(r);
+        },
+      });
+      setMemoryLimit(0);
+      exhaust();
+      try {
+        cidrs.addServiceCIDR('big', ['10.0.0.0/8']); // skipped: no memory
+        setMemoryLimit(Infinity);
+        armed = true;
+        let outcome: unknown;
         try {
-          cidrs.addServiceCIDR('big', ['10.0.0.0/8']); // skipped: no memory
-          setMemoryLimit(Infinity);
-          armed = true;
-          let outcome: unknown;
-          try {
-            outcome = await call(meta);
-          } catch (e) {
-            outcome = e;
-          }
-          expect(armed, `${name}: the retry built the range`).toBe(false);
-          expect(outcome, name).toBeInstanceOf(ErrDestroyed);
-          expect(store.size, name).toBe(0);
-        } finally {
-          meta.destroy();
+          outcome = await call(meta);
+        } catch (e) {
+          outcome = e;
         }
+        expect(armed, `${name}: the retry built the range`).toBe(false);
+        expect(outcome, name).toBeInstanceOf(ErrDestroyed);
+        expect(store.size, name).toBe(0);
+      } finally {
+        meta.destroy();
       }
-    } finally {
-      for (const h of hog) h.destroy();
     }
   });
 
@@ -585,7 +594,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     hog.pop()!.destroy(); // room for the index header, not for 20,000 offsets
     expectOOM(() => new Allocator('2001:db8:9:9::/64', { store: big }));
     expect(big.watcherCount).toBe(0);
-    for (const h of hog) h.destroy();
+    giveBackAll();
     setMemoryLimit(Infinity);
     const a = new Allocator('2001:db8:9:9::/64', { store: big });
     expect(a.used()).toBe(n);
@@ -609,7 +618,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
       }
     }
     expect(sparse.used()).toBeGreaterThan(100_000);
-    const hog = exhaust();
+    exhaust();
     const inUse = memoryLimit().inUse;
     sparse.destroy();
     const dense = ['10.16.0.0/12', '10.32.0.0/12', '10.64.0.0/11', '10.128.0.0/10'].map((cidr) => {
@@ -618,7 +627,8 @@ describe('WASM memory capped with setMemoryLimit', () => {
       return r;
     });
     for (const r of dense) expect(r.used()).toBe(1);
-    for (const r of [...dense, ...hog]) r.destroy();
+    for (const r of dense) r.destroy();
+    giveBackAll();
     expect(memoryLimit().inUse).toBeLessThan(inUse);
     setMemoryLimit(Infinity);
   });
