@@ -4,15 +4,25 @@
 // or as isolated addresses, which a sparse index holds one by one), and `requested` was the
 // failing clear's block plus what the clears before it took: a cap raised by that was refused
 // again a block further on, as many times as the call had blocks left to take. Found by an
-// outside tester. Its own file: a fresh process, whose memory starts small.
-import { afterAll, describe, expect, it } from 'vitest';
-import { OutOfMemoryError } from '../adapters/errors.ts';
-import { Range } from '../adapters/range.ts';
-import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
-import { capAt } from './sparse-helpers.ts';
+// outside tester. Memory never shrinks, so each case loads a core of its own (a fresh module
+// graph, a fresh WebAssembly instance, below), whose memory starts small: it runs the same alone,
+// in any order, and after any other case.
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
+type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
+let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
+let Range: typeof import('../adapters/range.ts').Range;
+let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
+let setMemoryLimit: typeof import('../adapters/wasm.ts').setMemoryLimit;
+let capAt: typeof import('./sparse-helpers.ts').capAt;
+
+beforeEach(async () => {
+  vi.resetModules();
+  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
+  ({ Range } = await import('../adapters/range.ts'));
+  ({ memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts'));
+  ({ capAt } = await import('./sparse-helpers.ts')); // on this core
+});
 
 const KiB = 1024;
 /** The core's own bookkeeping below its blocks (docs/memory.md). */
@@ -48,7 +58,6 @@ describe('a releaseMany refused under a memory cap goes through once the cap is 
       (i: number) => i % 2 === 1,
     ],
   ])('%s', (_what, held, released) => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd09::/64');
     range.loadMany(held);
     const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 64 * KiB);

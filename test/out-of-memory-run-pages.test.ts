@@ -3,16 +3,27 @@
 // a memory cap on a sparse IPv4 range or on a /64 holding runs, and a releaseMany whose clears
 // split runs until the memory ran out, then were taken back. Each leaves the Range as it was —
 // has, used, forEach and validate agree with the addresses it held — and its memory about as it
-// was. Its own file: a fresh process, whose memory starts small.
-import { afterAll, describe, expect, it } from 'vitest';
-import { OutOfMemoryError } from '../adapters/errors.ts';
-import { Range } from '../adapters/range.ts';
+// was. Memory never shrinks, so each case loads a core of its own (a fresh module graph, a fresh
+// WebAssembly instance, below), whose memory starts small: it runs the same alone, in any order,
+// and after any other case.
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
-import { capAt, randomV4 } from './sparse-helpers.ts';
-import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
+type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
+type Range = import('../adapters/range.ts').Range;
+let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
+let Range: typeof import('../adapters/range.ts').Range;
+let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
+let capAt: typeof import('./sparse-helpers.ts').capAt;
+let randomV4: typeof import('./sparse-helpers.ts').randomV4;
+
+beforeEach(async () => {
+  vi.resetModules();
+  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
+  ({ Range } = await import('../adapters/range.ts'));
+  ({ memoryLimit } = await import('../adapters/wasm.ts'));
+  ({ capAt, randomV4 } = await import('./sparse-helpers.ts')); // capAt on this core
+});
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -48,7 +59,6 @@ const v6 = (o: number) => `fd07:2::${o >>> 16 === 0 ? '' : `${(o >>> 16).toStrin
 
 describe('a bulk operation refused under a memory cap gives back the run pages it grew into', () => {
   it('a loadMany into a sparse IPv4 /8: the pages its runs split are merged again', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('10.0.0.0/8', { indexKind: 'sparse' });
     const held = randomV4(1_000_000, 3);
     range.loadMany(held);
@@ -65,7 +75,6 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
   });
 
   it('a loadMany into a /64 holding runs: the pages the new runs split are merged again', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd07:2::/64');
     // 150,000 runs of two, ten offsets apart: 670 pages of runs as a bulk load packs them
     const held = Array.from({ length: 300_000 }, (_, i) => v6(10 * (i >>> 1) + (i & 1) + 1));
@@ -85,7 +94,6 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
   });
 
   it('a releaseMany whose clears split runs until the memory ran out, taken back: the pages they split are merged again', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd07:2::/64');
     // 60,000 runs of five, seven offsets apart: clearing each one's middle splits it in two
     const held = Array.from({ length: 300_000 }, (_, i) => v6(7 * Math.floor(i / 5) + (i % 5) + 1));
@@ -106,7 +114,6 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
 
   /** A /64 holding 60,000 runs of three set in a random order (pages split as they fill, left about 70 % full), their starts, and an address of it. */
   function halfPackedRange() {
-    setMemoryLimit(Infinity);
     const range = new Range('fd07:3::/64');
     const random = seededRandom(5);
     const starts = Array.from({ length: 60_000 }, (_, i) => 10 * i + 1);
