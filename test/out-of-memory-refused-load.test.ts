@@ -3,43 +3,33 @@
 // OutOfMemoryDetails.requested promises: the cap raised by `requested - free`, rounded up to
 // 64 KiB, lets the same load through — on the first refusal and on a later one. Found by an
 // outside tester (a /64 holding 50,000 random addresses, a 400,000-address load under 4 MiB kept
-// about 3.3 MB until destroy()). Its own file: a fresh process, whose memory starts small.
-import { afterAll, describe, expect, it } from 'vitest';
-import { OutOfMemoryError } from '../adapters/errors.ts';
-import { Range } from '../adapters/range.ts';
-import { randomV4 } from './sparse-helpers.ts';
+// about 3.3 MB until destroy()). Memory never shrinks, so each case loads a core of its own (a
+// fresh module graph, a fresh WebAssembly instance, below), whose memory starts small: it runs the
+// same alone, in any order, and after any other case.
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
-import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
-const original = memoryLimit().limit;
-afterAll(() => setMemoryLimit(original));
+type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
+type Range = import('../adapters/range.ts').Range;
+let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
+let Range: typeof import('../adapters/range.ts').Range;
+let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
+let setMemoryLimit: typeof import('../adapters/wasm.ts').setMemoryLimit;
+let capAt: typeof import('./sparse-helpers.ts').capAt;
+let randomV4: typeof import('./sparse-helpers.ts').randomV4;
+
+beforeEach(async () => {
+  vi.resetModules();
+  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
+  ({ Range } = await import('../adapters/range.ts'));
+  ({ memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts'));
+  ({ capAt, randomV4 } = await import('./sparse-helpers.ts')); // capAt on this core
+});
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 /** Rounded up to the 64 KiB steps setMemoryLimit takes. */
 const pagesUp = (bytes: number) => Math.ceil(Math.max(0, bytes) / (64 * KiB)) * 64 * KiB;
-
-/** The core's own bookkeeping below its blocks (docs/memory.md). */
-const BOOKKEEPING = 192 * KiB;
-
-/**
- * A cap as 4 MiB would be, however much memory the tests before grew: the cap at the memory's
- * size, and raw core blocks of 64 KiB held aside until no more is free than under 4 MiB. Returns
- * the blocks, to give back with giveBack.
- */
-function capAt4MiB(): number[] {
-  setMemoryLimit(Math.max(4 * MiB, memoryLimit().size));
-  const left = 4 * MiB - BOOKKEEPING - memoryLimit().inUse;
-  const held: number[] = [];
-  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
-    p = core.buf_alloc(64 * KiB);
-    if (p !== 0) held.push(p);
-  }
-  return held;
-}
-const giveBack = (held: number[]) => {
-  for (const p of held) core.buf_free(p, 64 * KiB);
-};
 
 /** `count` distinct random addresses of the /64 `net` (its four groups, none 0), canonical, seeded. */
 function randomV6(net: string, count: number, seed: number, not = new Set<string>()): string[] {
@@ -70,17 +60,20 @@ const families = [
     cidr: 'fd07:1:1:1::/64',
     addresses: (n: number, seed: number, not?: Set<string>) => randomV6('fd07:1:1:1', n, seed, not),
   },
-  { name: 'IPv4 /8, sparse', cidr: '10.0.0.0/8', addresses: randomV4 },
+  {
+    name: 'IPv4 /8, sparse',
+    cidr: '10.0.0.0/8',
+    addresses: (n: number, seed: number, not?: Set<string>) => randomV4(n, seed, not), // this case's randomV4, loaded below
+  },
 ];
 
 describe('a loadMany refused under a memory cap', () => {
   it('gives back the memory its slices grew the index into: the index holds what it held before', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd07:1:1:1::/64');
     const held = randomV6('fd07:1:1:1', 50_000, 1);
     range.loadMany(held);
     const before = range.snapshot();
-    const aside = capAt4MiB();
+    const lift = capAt(4 * MiB); // the load before it may have grown the memory past 4 MiB
     const inUse = memoryLimit().inUse; // the blocks held aside counted before, as after
     const e = refused(range, randomV6('fd07:1:1:1', 400_000, 2, new Set(held)));
     expect(range.snapshot().data).toEqual(before.data); // all or nothing
@@ -90,18 +83,16 @@ describe('a loadMany refused under a memory cap', () => {
     expect(e.inUse).toBe(memoryLimit().inUse);
     expect(e.message).not.toContain('keeps');
     range.destroy();
-    giveBack(aside);
-    setMemoryLimit(Infinity);
+    lift();
   });
 });
 
 describe('an allocateMany refused under a memory cap', () => {
   it('gives back the memory its takes grew the index into: the index holds what it held before', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd07:1:1:2::/64');
     range.loadMany(randomV6('fd07:1:1:2', 50_000, 5));
     const before = range.snapshot();
-    const aside = capAt4MiB();
+    const lift = capAt(4 * MiB); // the load before it may have grown the memory past 4 MiB
     const inUse = memoryLimit().inUse; // the blocks held aside counted before, as after
     let e: unknown;
     try {
@@ -116,20 +107,18 @@ describe('an allocateMany refused under a memory cap', () => {
     expect(memoryLimit().inUse - inUse).toBeLessThan(128 * KiB);
     expect((e as OutOfMemoryError).inUse).toBe(memoryLimit().inUse);
     range.destroy();
-    giveBack(aside);
-    setMemoryLimit(Infinity);
+    lift();
   });
 });
 
 describe.each(families)('a loadMany refused under a memory cap ($name)', ({ cidr, addresses }) => {
   it('needs no more than requested - free, rounded up to 64 KiB, more cap to go through: refused once, or refused again', () => {
     for (const again of [false, true]) {
-      setMemoryLimit(Infinity);
       const range = new Range(cidr, { indexKind: 'sparse' });
       const held = addresses(50_000, 3);
       range.loadMany(held);
       const load = addresses(400_000, 4, new Set(held));
-      const aside = capAt4MiB();
+      const lift = capAt(4 * MiB); // the load before it may have grown the memory past 4 MiB
       let e = refused(range, load);
       if (again) {
         // a cap raised by 64 KiB only: refused again, and the second answer must hold too
@@ -140,8 +129,7 @@ describe.each(families)('a loadMany refused under a memory cap ($name)', ({ cidr
       expect(range.loadMany(load)).toBe(400_000);
       expect(range.validate().indexed).toBe(450_000);
       range.destroy();
-      giveBack(aside);
+      lift();
     }
-    setMemoryLimit(Infinity);
   });
 });
