@@ -22,6 +22,7 @@ let allocatorLabels: typeof import('../adapters/store.ts').allocatorLabels;
 let core: typeof import('../adapters/wasm.ts').core;
 let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
 let setMemoryLimit: typeof import('../adapters/wasm.ts').setMemoryLimit;
+let capAt: typeof import('./sparse-helpers.ts').capAt;
 
 beforeEach(async () => {
   vi.resetModules();
@@ -32,23 +33,15 @@ beforeEach(async () => {
   ({ STRATEGIES } = await import('../adapters/builtin-strategies.ts'));
   ({ allocatorLabels } = await import('../adapters/store.ts'));
   ({ core, memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts'));
+  ({ capAt } = await import('./sparse-helpers.ts')); // on this core
 });
 
-/** A cap with room for the tests below however much memory the ones before grew: held down with holdAllBut. */
-const roomyCap = () => Math.max(memoryLimit().size, 8 * 2 ** 20);
-
-/** Raw core blocks of 64 KiB held aside until less than `left` bytes are free below the cap; give them back with giveBack. */
-function holdAllBut(left: number): number[] {
-  const held: number[] = [];
-  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
-    p = core.buf_alloc(64 * 1024);
-    if (p !== 0) held.push(p);
-  }
-  return held;
-}
-const giveBack = (held: number[]) => {
-  for (const p of held) core.buf_free(p, 64 * 1024);
-};
+/**
+ * A cap that leaves `free` bytes free beside what is in use: the memory a case grew before it
+ * (a load, a snapshot's source) stays, held aside (capAt). Returns a function that gives it back
+ * and lifts the cap.
+ */
+const leaving = (free: number) => capAt(memoryLimit().inUse + BOOKKEEPING + free);
 
 /** What `f` threw (the test fails when it returns). */
 function thrownBy(f: () => unknown): unknown {
@@ -115,11 +108,9 @@ describe('OutOfMemoryError fields', () => {
       setMemoryLimit(e.limit! + 256 * KiB);
     }
     range.destroy();
-    setMemoryLimit(Infinity);
   });
 
   it('a batch load that cannot get its memory counts the buffer it was given in, as needed and as free', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd01::/64');
     const emptyIndex = range.indexBytes();
     setMemoryLimit(memoryLimit().size + 4 * 1024 * KiB);
@@ -156,11 +147,9 @@ describe('OutOfMemoryError fields', () => {
     expect(range.used()).toBe(0);
     for (const p of filler) core.buf_free(p, 64 * KiB);
     range.destroy();
-    setMemoryLimit(Infinity);
   });
 
   it('a small dense index reports its own block whichever step failed, not the 4 KiB the heap cuts it from', () => {
-    setMemoryLimit(Infinity);
     const before = memoryLimit().inUse;
     const probe = new Range('10.1.0.0/24', { indexKind: 'dense' });
     const whole = memoryLimit().inUse - before; // the index and the range's own block
@@ -184,17 +173,14 @@ describe('OutOfMemoryError fields', () => {
     for (const r of requested) expect(r).toBeLessThanOrEqual(whole);
     expect(requested.has(whole)).toBe(true);
     for (const r of keep) r.destroy();
-    setMemoryLimit(Infinity);
   });
 
   // Found by an outside tester: each of these reported the memory as it was when the core failed,
   // with the blocks its operation held then counted in use (704.9 KiB, where memoryLimit().inUse
   // said 192 bytes right after), and `requested` only the last block.
   it('an allocateMany that runs out part-way reports the memory as its undo left it, and what it took as needed', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd02::/64', { random: seededRandom(8) });
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(1024 * KiB);
+    const lift = leaving(1024 * KiB);
     const e = thrownBy(() => range.allocateMany(200_000)) as OutOfMemoryError; // about 2 MiB of isolated addresses
     expect(e).toBeInstanceOf(OutOfMemoryError);
     expect(range.used()).toBe(0);
@@ -207,18 +193,15 @@ describe('OutOfMemoryError fields', () => {
     expect(e.message).toContain(`needs about ${formatCount(e.requested!)} bytes`);
     expect(e.message).toContain('an estimate');
     range.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   it('a Range.fromSnapshot that runs out reports the memory once the new Range is dropped, and all of it as needed', () => {
-    setMemoryLimit(Infinity);
     const source = new Range('fd03:1:1:1::/64');
     source.loadMany(randomAddresses('fd03:1:1:1', 60_000, 3));
     const snapshot = source.snapshot();
     source.destroy();
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(256 * KiB); // room for a part of the index
+    const lift = leaving(256 * KiB); // room for a part of the index
     const inUse = memoryLimit().inUse;
     const e = thrownBy(() => Range.fromSnapshot(snapshot)) as OutOfMemoryError;
     expect(e).toBeInstanceOf(OutOfMemoryError);
@@ -227,18 +210,15 @@ describe('OutOfMemoryError fields', () => {
     expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
     // the blocks the new Range had taken count, not only the one it could not get
     expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   it('a loadMany that runs out in slices reports the memory as its undo left it, and what the slices took as needed', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd05:1:1:1::/64');
     range.loadMany(randomAddresses('fd05:1:1:1', 5_000, 5));
     const before = range.snapshot();
     const more = randomAddresses('fd05:1:1:1', 60_000, 6); // 60,000 offsets: a batch of 512 KiB
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(384 * KiB); // room for the slices' first pages, not for the batch
+    const lift = leaving(384 * KiB); // room for the slices' first pages, not for the batch
     const e = thrownBy(() => range.loadMany(more)) as OutOfMemoryError;
     expect(e).toBeInstanceOf(OutOfMemoryError);
     expect(range.snapshot().data).toEqual(before.data); // all or nothing
@@ -252,17 +232,14 @@ describe('OutOfMemoryError fields', () => {
     expect(e.message).toContain(`needs about ${formatCount(e.requested!)} bytes`);
     expect(e.message).toContain('an estimate');
     range.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   it('a releaseMany that runs out part-way reports the memory as its undo left it', () => {
-    setMemoryLimit(Infinity);
     // one run of consecutive addresses: a few bytes, until every other one is released
     const range = new Range('fd06::/64', { strategy: 'lowest-free' });
     const ips = range.allocateMany(100_000);
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(256 * KiB);
+    const lift = leaving(256 * KiB);
     const e = thrownBy(() => range.releaseMany(ips.filter((_, i) => i % 2 === 1))) as OutOfMemoryError;
     expect(e).toBeInstanceOf(OutOfMemoryError);
     expect(e.cause).toBeUndefined(); // taken back in full
@@ -275,18 +252,15 @@ describe('OutOfMemoryError fields', () => {
     // what the clears before the failing one had split off counts as needed
     expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
     range.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   it("an Allocator's warm start and the rebuild of its index that run out report the memory once the index is dropped", async () => {
-    setMemoryLimit(Infinity);
     const store = new MemoryStore();
     const labels = allocatorLabels('IPv6');
     const names = randomAddresses('fd04:1:1:1', 60_000, 4);
     for (const name of names.slice(0, 30_000)) store.createSync({ name, labels, parentRef: null });
-    setMemoryLimit(roomyCap());
-    let held = holdAllBut(256 * KiB);
+    let lift = leaving(256 * KiB);
     let inUse = memoryLimit().inUse;
     // the warm start: the listing loaded into a new index, which is dropped
     const warm = thrownBy(() => new Allocator('fd04:1:1:1::/64', { store })) as OutOfMemoryError;
@@ -295,12 +269,10 @@ describe('OutOfMemoryError fields', () => {
     expect(warm.inUse).toBe(inUse);
     expect(warm.free! + warm.inUse!).toBe(warm.limit! - BOOKKEEPING);
     expect(warm.requested!).toBeGreaterThan(core.heap_failed_block());
-    giveBack(held);
+    lift();
     // the rebuild: an allocator over the store, whose index missed records added under the cap
-    setMemoryLimit(Infinity);
     const allocator = new Allocator('fd04:1:1:1::/64', { store });
-    setMemoryLimit(roomyCap());
-    held = holdAllBut(128 * KiB);
+    lift = leaving(128 * KiB);
     for (const name of names.slice(30_000)) store.createSync({ name, labels, parentRef: null });
     inUse = memoryLimit().inUse;
     const rebuilt = await allocator.allocateNext().then(
@@ -337,13 +309,11 @@ describe('OutOfMemoryError fields', () => {
     expect(refused.reason).toBe(refused.free! < refused.requested! ? 'limit' : e.reason);
     other.destroy();
     allocator.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   it("an Allocator whose strategy's forRange runs out at construction reports the memory once its index is dropped", () => {
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(256 * KiB);
+    const lift = leaving(256 * KiB);
     const inUse = memoryLimit().inUse;
     // a strategy of your own that makes a large index of its own (512 KiB) for each range
     const strategy: AllocationStrategy = {
@@ -359,22 +329,19 @@ describe('OutOfMemoryError fields', () => {
     expect(memoryLimit().inUse).toBe(inUse);
     expect(e.inUse).toBe(inUse);
     expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   /** The cap raised by `e.requested - e.free`, rounded up to a whole page: what code acting on the fields does. */
   const raisedBy = (e: OutOfMemoryError) => e.limit! + Math.ceil((e.requested! - e.free!) / (64 * KiB)) * 64 * KiB;
 
   it("the rebuild of an Allocator's index that runs out requests the whole index: a cap raised by requested - free is enough", async () => {
-    setMemoryLimit(Infinity);
     const store = new MemoryStore();
     const labels = allocatorLabels('IPv6');
     const names = randomAddresses('fd04:1:1:2', 80_000, 6);
     for (const name of names.slice(0, 20_000)) store.createSync({ name, labels, parentRef: null });
     const allocator = new Allocator('fd04:1:1:2::/64', { store });
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(128 * KiB);
+    const lift = leaving(128 * KiB);
     for (const name of names.slice(20_000)) store.createSync({ name, labels, parentRef: null });
     const failed = (await allocator.allocateNext().then(
       () => undefined,
@@ -386,58 +353,49 @@ describe('OutOfMemoryError fields', () => {
     await expect(allocator.allocateNext()).resolves.toMatch(/^fd04:1:1:2:/);
     expect(allocator.validate().indexed).toBe(80_001);
     allocator.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   it('a Range built from a snapshot that runs out requests the whole index: a cap raised by requested - free is enough', () => {
-    setMemoryLimit(Infinity);
     const source = new Range('fd05:1:1:2::/64');
     source.loadMany(randomAddresses('fd05:1:1:2', 80_000, 7));
     const snapshot = source.snapshot();
     source.destroy();
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(128 * KiB);
+    const lift = leaving(128 * KiB);
     const failed = thrownBy(() => Range.fromSnapshot(snapshot)) as OutOfMemoryError;
     expect(failed).toBeInstanceOf(OutOfMemoryError);
     setMemoryLimit(raisedBy(failed));
     const range = Range.fromSnapshot(snapshot);
     expect(range.used()).toBe(80_000);
     range.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 
   // Regression: late in a load many of the index's nodes grow at once, and an address costs far
   // more than the average so far: 10^6 random addresses refused part-way asked for about 13 MB
   // where 17 MB were needed, and the cap raised by requested - free was refused again.
   it('a snapshot of 10^6 random addresses refused part-way: a cap raised by requested - free is enough, wherever the load stopped', () => {
-    setMemoryLimit(Infinity);
     const source = new Range('fd05:1:1:4::/64');
     source.loadMany(randomAddresses('fd05:1:1:4', 1_000_000, 9));
     const snapshot = source.snapshot();
     source.destroy();
     for (const part of [0.6, 0.72]) {
-      setMemoryLimit(roomyCap());
-      const held = holdAllBut(part * 17e6); // stops the load at about that part of the 17 MB its slices build
+      const lift = leaving(part * 17e6); // stops the load at about that part of the 17 MB its slices build
       const failed = thrownBy(() => Range.fromSnapshot(snapshot)) as OutOfMemoryError;
       expect(failed).toBeInstanceOf(OutOfMemoryError);
       setMemoryLimit(raisedBy(failed));
       const range = Range.fromSnapshot(snapshot);
       expect(range.used()).toBe(1_000_000);
       range.destroy();
-      giveBack(held);
-      setMemoryLimit(Infinity);
+      lift();
     }
   });
 
   it('a loadMany that runs out keeps its addresses as they were and gives back what the index grew into: a cap raised by requested - free is enough', () => {
-    setMemoryLimit(Infinity);
     const range = new Range('fd05:1:1:3::/64');
     const names = randomAddresses('fd05:1:1:3', 100_000, 8);
     range.loadMany(names.slice(0, 20_000));
-    setMemoryLimit(roomyCap());
-    const held = holdAllBut(512 * KiB);
+    const lift = leaving(512 * KiB);
     const inUse = memoryLimit().inUse;
     const failed = thrownBy(() => range.loadMany(names.slice(20_000))) as OutOfMemoryError;
     expect(failed).toBeInstanceOf(OutOfMemoryError);
@@ -448,7 +406,6 @@ describe('OutOfMemoryError fields', () => {
     setMemoryLimit(raisedBy(failed));
     expect(range.loadMany(names.slice(20_000))).toBe(80_000);
     range.destroy();
-    giveBack(held);
-    setMemoryLimit(Infinity);
+    lift();
   });
 });

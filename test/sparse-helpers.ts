@@ -100,13 +100,14 @@ export function randomV4(count: number, seed: number, not = new Set<string>()): 
 }
 
 /**
- * Free WASM memory as under a cap of `cap` bytes with nothing else alive, however much the tests
- * before grew the memory: the cap at the memory's size, and raw core blocks of 64 KiB held aside
- * until no more is free than under `cap` (less the core's 192 KiB of bookkeeping, docs/memory.md).
- * Returns a function that gives them back and lifts the cap.
+ * Free WASM memory as under a cap of `cap` bytes with nothing else alive, however much the memory
+ * has grown (a cap cannot go below its size): the cap at `cap` rounded up to 64 KiB, or at the
+ * memory's size, and raw core blocks of 64 KiB held aside until no more is free than under `cap`
+ * (less the core's 192 KiB of bookkeeping, docs/memory.md). Returns a function that gives them
+ * back and lifts the cap.
  */
 export function capAt(cap: number): () => void {
-  setMemoryLimit(Math.max(cap, memoryLimit().size));
+  setMemoryLimit(Math.max(Math.ceil(cap / 65536) * 65536, memoryLimit().size));
   const left = cap - 192 * 1024 - memoryLimit().inUse;
   const held: number[] = [];
   for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
