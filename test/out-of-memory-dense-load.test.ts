@@ -66,6 +66,8 @@ async function freshCore() {
 
 it('an Allocator of a /8 warm-starting from 60,000 records goes through after one raise of the cap', async () => {
   const { setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, raisedFor } = await freshCore();
+  // An Allocator's index is an AddressSpace: its load goes a few at a time through
+  // AddressSpace.setMany, never through FreeIndex.setMany (a Range's loadMany: the next case)
   setMemoryLimit(256 * KiB);
   const store = new MemoryStore();
   const seed = new Allocator('10.0.0.0/16', { store });
