@@ -988,21 +988,26 @@ function outsideNote(
 /**
  * Why map's `--out` cannot be written, as far as can be told before writing: it names a folder,
  * or a file in a folder that does not exist or is a file. Undefined otherwise (the write says
- * what else stops it: a permission, a full disk).
+ * what else stops it: a permission, a full disk), and when the look itself is refused (EACCES on
+ * a folder of the path; Deno without `--allow-read`, which may still allow the write).
  */
 function outProblem(out: string): string | undefined {
+  const UNKNOWN = 'unknown';
   const stat = (path: string) => {
     try {
       return statSync(path, { throwIfNoEntry: false });
-    } catch {
-      return undefined; // ENOTDIR: a file where a folder of the path belongs, said of the folder below
+    } catch (e) {
+      // ENOTDIR: a file where a folder of the path belongs, said of the folder below
+      return (e as { code?: unknown }).code === 'ENOTDIR' ? undefined : UNKNOWN;
     }
   };
   const target = stat(out);
+  if (target === UNKNOWN) return undefined;
   if (target !== undefined)
     return target.isDirectory() ? `--out ${quoteText(out)} is a folder: name the file to write the SVG to` : undefined;
   const folder = dirname(out);
   const parent = stat(folder);
+  if (parent === UNKNOWN) return undefined;
   if (parent === undefined) return `--out ${quoteText(out)}: the folder ${quoteText(folder)} does not exist`;
   return parent.isDirectory() ? undefined : `--out ${quoteText(out)}: ${quoteText(folder)} is not a folder`;
 }
