@@ -1,0 +1,49 @@
+// A DualStackAllocator's rollback on a store that fails every delete and every read: the address
+// it could not give back must be reported as still allocated, with the delete's error, not only
+// as the failed read of its check.
+import { describe, expect, it } from 'vitest';
+import { Allocator, DualStackAllocator, type IPAddressRecord, MemoryStore, type Store, StillAllocatedError } from '../adapters/index.ts';
+
+/** A MemoryStore behind a store without `sync`, whose IPv6 creates, deletes and reads fail. */
+function failingStore(inner: MemoryStore, errors: { create: Error; delete: Error; get: Error }): Store {
+  return {
+    async create(record: IPAddressRecord) {
+      if (record.name.includes(':')) throw errors.create;
+      return inner.create(record);
+    },
+    async delete() {
+      throw errors.delete;
+    },
+    async get() {
+      throw errors.get;
+    },
+    get cache() {
+      return inner.cache;
+    },
+    close() {},
+  };
+}
+
+describe('DualStackAllocator rollback when the delete and the check both fail', () => {
+  for (const call of ['allocateNext', 'allocate'] as const) {
+    it(`${call}: reports the IPv4 address as still allocated, with the delete's error as cause`, async () => {
+      const inner = new MemoryStore();
+      const errors = { create: new Error('IPv6 create refused'), delete: new Error('delete failed'), get: new Error('read failed') };
+      const store = failingStore(inner, errors);
+      const reports: [unknown, string, string][] = [];
+      const pair = new DualStackAllocator(new Allocator('10.0.0.0/28', { store }), new Allocator('fd00::/120', { store }), {
+        onRollbackError: (error, ip, family) => reports.push([error, ip, family]),
+      });
+      const outcome = call === 'allocateNext' ? pair.allocateNext(null, ['IPv4', 'IPv6']) : pair.allocate(['10.0.0.5', 'fd00::5']);
+      await expect(outcome).rejects.toBe(errors.create);
+      const left = inner.records().map((r) => r.name);
+      expect(left).toHaveLength(1); // the IPv4 record, whose delete failed
+      expect(reports).toHaveLength(1);
+      const [error, ip, family] = reports[0]!;
+      expect([ip, family]).toEqual([left[0], 'IPv4']);
+      expect(error).toBeInstanceOf(StillAllocatedError);
+      expect((error as StillAllocatedError).cause).toBe(errors.delete);
+      pair.destroy();
+    });
+  }
+});
