@@ -57,7 +57,8 @@ export interface DualStackOptions {
    * allocated after the release — with a StillAllocatedError, whose `cause` is the store's delete
    * error when the allocator told it (an allocator's release ignores the store's delete errors,
    * as upstream's Release does, and tells them to the `onDeleteError` the rollback gives it; the
-   * rollback asks `has` afterwards) — or when an allocator of your own answered allocateNext with
+   * rollback asks `has` afterwards; when that check fails after a failed delete, the address is
+   * reported so too, not with the check's error) — or when an allocator of your own answered allocateNext with
    * something that is no address of its family: that answer is not released (it names no address
    * to release), and is reported with an IPAllocatorError as `ip` (the text it answered, or a
    * description such as `42 (number)` when it answered no text). The original error is rethrown
@@ -421,7 +422,15 @@ export class DualStackAllocator {
         await allocator.release(ips[i]!, (error) => {
           if (!isNotFound(error)) deleteFailed ??= { error };
         });
-        if (!(await allocator.has(ips[i]!))) continue;
+        let stillHeld: boolean;
+        try {
+          stillHeld = await allocator.has(ips[i]!);
+        } catch (e) {
+          // the check failed: a delete that failed has left the record, which says more than the check's error
+          if (deleteFailed === undefined) throw e;
+          throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, 'unread');
+        }
+        if (!stillHeld) continue;
         const held = whoHolds(made, await storedRecord(allocator, ips[i]!));
         if (held === 'another') continue; // given back, and another caller's since: theirs, not held by this call
         throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, held);
