@@ -354,6 +354,12 @@ interface Shared {
    * closed before it was seen synced is taken as synced (sourceSynced).
    */
   sourceHasSynced: (() => unknown) | null;
+  /**
+   * Counts what can give a range weight under 'weighted' (pickWeighted): every event of the
+   * store's cache (used() moves only with them) and every change of an existing range's
+   * readiness. While it stands still, ranges that weighed nothing still weigh nothing.
+   */
+  weighChanges: number;
 }
 
 const TWO53 = 9007199254740992;
@@ -445,6 +451,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     labelled: 0,
     seq: 0,
     sourceHasSynced: null,
+    weighChanges: 0,
   };
   private readonly words = new Uint32Array(4);
 
@@ -499,14 +506,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
           // never below 0, as an Allocator's count (TakenAddresses.count): a delete the cache
           // should not have delivered (twice, or of a record it never added) is ignored
           onAdd: (r, previous) => {
+            this.shared.weighChanges++;
             this.shared.labelled = Math.max(0, this.shared.labelled + labelledChange(r, previous, this.ipFamily));
             router.onAdd(r, previous);
           },
           onDelete: (r) => {
+            this.shared.weighChanges++;
             if (hasAllocatorLabels(r, this.ipFamily)) this.shared.labelled = Math.max(0, this.shared.labelled - 1);
             router.onDelete(r);
           },
-          onResync: () => router.onResync(),
+          onResync: () => {
+            this.shared.weighChanges++;
+            router.onResync();
+          },
         }),
       ),
     );
@@ -691,7 +703,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     call.list = list;
     call.moved = null;
     call.vacated = -1;
-    call.weightless = false;
+    call.weightlessAt = -1;
     if (this.policy === 'ordered' || list.length <= 1) {
       call.pool = null;
       call.next = 0;
@@ -742,7 +754,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const r = this.tryRange(e, call);
           if (r === null) continue;
           if (typeof r === 'string') return r;
-          call.weightless = false; // anything may run until it answers: the next draw weighs again
           return r.then((ip) => (ip !== null ? ip : this.walk(call)));
         }
       }
@@ -798,33 +809,39 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Index in the untried [0, n) drawn with probability free/Σfree over the ready ranges (in the
    * first pass, free less what a cool-down holds back: freeOf); n − 1 when all weigh 0.
    *
-   * Once all weigh 0, the next draws of the pass answer n − 1 without weighing again
-   * (call.weightless): a call over many full ranges weighs them once, not n(n + 1)/2 times. Every
-   * untried range is still tried, in the order weighing would take them while they weigh nothing,
-   * and weighing would make no draw; the answers differ only if an untried range gains weight
-   * (an address freed, a range made ready, a hold run out) before it is tried. So the shortcut is
-   * taken only where the ranges call no strategy, clock or random source of yours
-   * (rangesCallNothing: no cool-down either), and no range answers with a promise (walk clears it
-   * then, as anything may run until the promise settles). Code of yours may still run between two
-   * draws: the store's hasSynced, asked as each range is tried, and the error counter of your
-   * metrics registry (one you registered there may be your own), as a full range counts its
-   * error. Should such code free an address of an untried range or make one ready, that range is
-   * still reached and gives the address, without the draw weighing would have made: which range
-   * the address comes from may differ, never whether one is found.
+   * Once all weigh 0, the next draws of the pass answer n − 1 without weighing again, as long as
+   * nothing that could give one weight has happened since (call.weightlessAt): a call over many
+   * full ranges weighs them once, not n(n + 1)/2 times — on a store whose operations answer with
+   * promises too. Weighing again would have found them all weightless and made no draw: the
+   * answers are the same. A range gains weight only
+   *
+   *   - by an event of the store's cache (used() moves only with them: an address freed, a
+   *     record re-labelled, a re-list) or a change of its readiness: counted in
+   *     shared.weighChanges, whoever made it and whenever (a release that settled while a range's
+   *     promise was pending, code of yours in the store's hasSynced or your metrics registry);
+   *   - by the store's cache becoming synced: so a pass where a range of ready ServiceCIDRs was
+   *     not ready (the cache not synced) weighs at every draw;
+   *   - by a cool-down's hold running out, or whatever a strategy, clock or random source of
+   *     yours does: so the shortcut is taken only where the ranges call none of them
+   *     (rangesCallNothing: no cool-down either).
    */
   private pickWeighted(call: NextCall, n: number): number {
-    if (call.weightless) return n - 1;
+    const changes = this.shared.weighChanges; // before weighing: a change made while weighing is seen at the next draw
+    if (call.weightlessAt === changes) return n - 1;
     let total = 0;
+    let unsynced = false;
     // the call's own: a store's hasSynced (readyNow) may start another call of this MetaAllocator
     const weights = call.weights.length >= n ? call.weights : (call.weights = new Float64Array(n));
     for (let i = 0; i < n; i++) {
       const e = call.untried(i);
-      const w = readyNow(e) ? freeOf(e, call.freeOnly !== null) : 0; // a removed range weighs nothing
+      let w = 0; // a removed range weighs nothing
+      if (readyNow(e)) w = freeOf(e, call.freeOnly !== null);
+      else if (e.ready && !e.removed) unsynced = true;
       weights[i] = w;
       total += w;
     }
     if (total === 0) {
-      call.weightless = this.rangesCallNothing;
+      if (this.rangesCallNothing && !unsynced) call.weightlessAt = changes;
       return n - 1;
     }
     // a uniform double in [0, 1) from 53 random bits
@@ -1528,6 +1545,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       for (const n of names) e.refs.add(n);
       e.ready = this.readyFor(e.refs); // the ServiceCIDRs left decide
       e.allocator.setReady(e.ready);
+      this.shared.weighChanges++;
       arriving.push([e, this.rankOf(key)]); // its first ServiceCIDR may have been this one
     }
   }
@@ -1632,6 +1650,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           for (const name of w.refs) e.refs.add(name);
           e.ready = w.ready;
           e.allocator.setReady(e.ready);
+          this.shared.weighChanges++;
           leaving.push(e);
           arriving.push([e, w.rank]);
           continue;
@@ -1869,11 +1888,12 @@ class NextCall {
   /** The 'weighted' policy's weights of the untried ranges, by position (made at its first draw). */
   weights = EMPTY_WEIGHTS;
   /**
-   * The 'weighted' policy found every untried range of this pass weightless where none can gain
-   * weight before the pass ends (pickWeighted says when): its next draws take the last untried
-   * range without weighing them again. Cleared by a new pass and by a range answering with a promise.
+   * The 'weighted' policy found every untried range of this pass weightless, and none can gain
+   * weight while shared.weighChanges stays at this value (pickWeighted says why): its next draws
+   * take the last untried range without weighing them again until it moves. −1: weigh at every
+   * draw; set back by a new pass.
    */
-  weightless = false;
+  weightlessAt = -1;
   /** The owner as checked once: every range tried gets this copy. */
   constructor(readonly owner: ParentRef | undefined) {}
 

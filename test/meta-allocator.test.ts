@@ -1630,9 +1630,12 @@ describe('MetaAllocator: the ranges allocateNext tries, for a given random sourc
 });
 
 describe("MetaAllocator 'weighted': every range full", () => {
-  /** `n` ServiceCIDRs of a /30 each (two addresses), both addresses taken through the store; the store's hasSynced counted. */
-  function fullRanges(n: number) {
-    const store = new MemoryStore();
+  /**
+   * `n` ServiceCIDRs of a /30 each (two addresses), both addresses taken through the store; the
+   * store's hasSynced counted. `syncOps` false: the ranges answer through promises.
+   */
+  function fullRanges(n: number, syncOps: boolean) {
+    const store = new MemoryStore({ syncOps });
     const labels = allocatorLabels('IPv4');
     const source = new InMemoryServiceCIDRs();
     const net = (i: number) => `10.${i >> 8}.${i & 255}`;
@@ -1650,56 +1653,62 @@ describe("MetaAllocator 'weighted': every range full", () => {
     return { store, source, net, counted };
   }
 
-  it('asks each range whether it is ready a bounded number of times per call, not once per range already tried', async () => {
-    // the readiness of a range is asked as it is weighed and as it is tried; a walk that weighed
-    // every untried range again at each draw asked n(n + 1)/2 times per call (45,150 here)
-    const n = 300;
-    const { store, source, counted } = fullRanges(n);
-    const random = seededRandom(7);
-    const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
-    try {
-      for (let k = 0; k < 3; k++) {
-        counted.asked = 0;
-        expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
-        expect(counted.asked).toBeLessThanOrEqual(4 * n);
-      }
-      // every range weighed nothing, so the walk made no draw: the only draws are the ranges'
-      // own, one each as it is tried (the start of upstream's scan), n per call
-      const model = seededRandom(7);
-      for (let k = 0; k < 3 * n; k++) model.nextU32();
-      expect(random.nextU32()).toBe(model.nextU32());
-    } finally {
-      meta.destroy();
-    }
-  });
-
-  it('still tries every untried range when one gets a free address after they all weighed nothing', async () => {
-    const n = 50;
-    const { store, source, net, counted } = fullRanges(n);
-    const random = seededRandom(7);
-    const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
-    try {
-      // the first range in creation order, weighed first and tried last, gets its address back
-      // from code run inside the call once it weighed nothing: the weighing asks each range at
-      // least once, so any ask past the n-th comes after it
-      let firedAt = 0;
-      counted.onAsk = () => {
-        if (firedAt === 0 && counted.asked > n) {
-          firedAt = counted.asked;
-          store.deleteSync(`${net(0)}.1`);
+  describe.each([
+    ['synchronous operations', true],
+    ['operations answering with promises', false],
+  ])('on a store with %s', (_, syncOps) => {
+    it('asks each range whether it is ready a bounded number of times per call, not once per range already tried', async () => {
+      // the readiness of a range is asked as it is weighed and as it is tried; a walk that weighed
+      // every untried range again at each draw asked n(n + 1)/2 times per call (45,150 here)
+      const n = 300;
+      const { store, source, counted } = fullRanges(n, syncOps);
+      const random = seededRandom(7);
+      const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
+      try {
+        for (let k = 0; k < 3; k++) {
+          counted.asked = 0;
+          expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+          expect(counted.asked).toBeLessThanOrEqual(4 * n);
         }
-      };
-      expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
-      expect(firedAt).toBeGreaterThan(0);
-      // the shortcut was in force when the address came back: the walk never weighed again (that
-      // would have drawn, range 0 weighing 1), and every range was tried, each drawing once (the
-      // start of upstream's scan)
-      const model = seededRandom(7);
-      for (let k = 0; k < n; k++) model.nextU32();
-      expect(random.nextU32()).toBe(model.nextU32());
-    } finally {
-      meta.destroy();
-    }
+        // every range weighed nothing, so the walk made no draw: the only draws are the ranges'
+        // own, one each as it is tried (the start of upstream's scan), n per call
+        const model = seededRandom(7);
+        for (let k = 0; k < 3 * n; k++) model.nextU32();
+        expect(random.nextU32()).toBe(model.nextU32());
+      } finally {
+        meta.destroy();
+      }
+    });
+
+    it('weighs again when a range gets a free address after they all weighed nothing, and draws it as weighing every time would', async () => {
+      const n = 50;
+      const { store, source, net, counted } = fullRanges(n, syncOps);
+      const random = seededRandom(7);
+      const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
+      try {
+        // the first range in creation order, weighed first and tried last while all weigh
+        // nothing, gets its address back from code run inside the call once they all weighed
+        // nothing: the weighing asks each range once, so the first ask past the n-th is the
+        // first range tried (the last in creation order) asking whether it is ready
+        let firedAt = 0;
+        counted.onAsk = () => {
+          if (firedAt === 0 && counted.asked > n) {
+            firedAt = counted.asked;
+            store.deleteSync(`${net(0)}.1`);
+          }
+        };
+        expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
+        expect(firedAt).toBe(n + 1);
+        // as a walk weighing at every draw: the range tried first draws once (the start of
+        // upstream's scan) and is full; the next draw weighs again, range 0 alone weighing 1, and
+        // draws a u64 (two u32) to pick it; range 0 draws once and takes its address
+        const model = seededRandom(7);
+        for (let k = 0; k < 4; k++) model.nextU32();
+        expect(random.nextU32()).toBe(model.nextU32());
+      } finally {
+        meta.destroy();
+      }
+    });
   });
 });
 
