@@ -3457,3 +3457,113 @@ describe("MetaAllocator: allocate(ip) whose range's index rebuild runs a forRang
     },
   );
 });
+
+describe('MetaAllocator: the answers of a seeded mixed workload, for a given random source', () => {
+  // Pinned answers (recorded before 'weighted' stopped weighing full ranges again on stores
+  // answering with promises): which range each policy tries when, and so every answer, must not
+  // change for a given random source while allocations, releases, ranges filling up and freeing,
+  // ServiceCIDRs added, deleted and made unready interleave. The same answers on either kind of
+  // store. The answers (400 steps) are pinned by their digest (FNV-1a) and their first steps.
+  const PINNED: Record<RangePolicy, { digest: string; first: string }> = {
+    upstream: {
+      digest: '5ca7b0b8',
+      first:
+        '10.0.6.4 10.0.3.1 10.0.3.6 -10.0.3.6 ok 10.0.1.5 -10.0.6.4 ok 10.0.5.4 -10.0.3.1 ok -10.0.5.4 ok -10.0.1.5 ok 10.0.4.3 -10.0.4.3 ok',
+    },
+    ordered: {
+      digest: 'c1e38422',
+      first:
+        '10.0.0.4 10.0.0.5 10.0.0.1 -10.0.0.1 ok 10.0.0.6 -10.0.0.4 ok 10.0.0.1 -10.0.0.5 ok -10.0.0.1 ok -10.0.0.6 ok 10.0.0.2 -10.0.0.2 ok',
+    },
+    weighted: {
+      digest: 'd49f35f8',
+      first:
+        '10.0.0.4 10.0.7.6 10.0.0.5 -10.0.0.5 ok 10.0.6.5 -10.0.0.4 ok 10.0.4.2 -10.0.7.6 ok -10.0.4.2 ok -10.0.6.5 ok 10.0.7.2 -10.0.7.2 ok',
+    },
+  };
+  const fnv1a = (text: string) => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    return h.toString(16).padStart(8, '0');
+  };
+
+  async function answers(policy: RangePolicy, syncOps: boolean): Promise<string[]> {
+    const store = new MemoryStore({ syncOps });
+    const source = new InMemoryServiceCIDRs();
+    const names: string[] = [];
+    let made = 0;
+    const add = () => {
+      const name = `sc${made}`;
+      source.addServiceCIDR(name, [`10.0.${made++}.0/29`]); // six addresses each
+      names.push(name);
+    };
+    for (let i = 0; i < 8; i++) add();
+    const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(2024), policy });
+    const driver = seededRandom(99); // the workload's own draws, apart from the MetaAllocator's
+    const pick = <T>(xs: readonly T[]): T => xs[uniformBelow(driver, xs.length)]!;
+    const held: string[] = [];
+    const got: string[] = [];
+    const answer = async (p: Promise<unknown>) => {
+      try {
+        const v = await p;
+        return typeof v === 'string' ? v : 'ok';
+      } catch (e) {
+        return (e as Error).name;
+      }
+    };
+    try {
+      for (let k = 0; k < 400; k++) {
+        const d = uniformBelow(driver, 48);
+        if (d < 24) {
+          const ip = await answer(meta.allocateNext());
+          if (ip.startsWith('10.')) held.push(ip);
+          got.push(ip);
+        } else if (d < 40) {
+          if (held.length === 0) continue;
+          const ip = held.splice(uniformBelow(driver, held.length), 1)[0]!;
+          got.push(`-${ip} ${await answer(meta.release(ip))}`);
+        } else if (d < 43) {
+          const ip = `10.0.${uniformBelow(driver, made)}.${1 + uniformBelow(driver, 6)}`;
+          const r = await answer(meta.allocate(ip));
+          if (r === 'ok') held.push(ip);
+          got.push(`+${ip} ${r}`);
+        } else if (d === 43 || names.length < 3) {
+          add();
+          got.push(`add ${names.at(-1)}`);
+        } else if (d < 46) {
+          const name = names.splice(uniformBelow(driver, names.length), 1)[0]!;
+          source.deleteServiceCIDR(name);
+          got.push(`delete ${name}`);
+        } else {
+          const name = pick(names);
+          const ready = source.get(name).ready === false; // toggled
+          source.setReady(name, ready);
+          got.push(`${name} ready ${ready}`);
+        }
+      }
+    } finally {
+      meta.destroy();
+    }
+    return got;
+  }
+
+  it.each(RANGE_POLICIES)('policy %s', async (policy) => {
+    const onSync = await answers(policy, true);
+    const onPromises = await answers(policy, false);
+    expect(onPromises).toEqual(onSync);
+    // what the workload reaches, so that the digest pins more than allocations into free ranges
+    for (const kind of [
+      'ErrFull',
+      'ErrNotReady',
+      'ErrMismatchedNetwork',
+      'ErrAllocated',
+      'delete sc',
+      'add sc',
+      'ready true',
+      'ready false',
+    ]) {
+      expect(onSync.some((a) => a.includes(kind))).toBe(true);
+    }
+    expect({ digest: fnv1a(onSync.join(' ')), first: onSync.slice(0, 12).join(' ') }).toEqual(PINNED[policy]);
+  });
+});
