@@ -1,7 +1,8 @@
 // What the sparse index's tests share: offsets of a 2^64 − 1 domain as the (hi, lo) words the
 // core takes, a bulk set through a raw handle, the shapes of its singles nodes
-// (core-as/sparse-singles.ts, read through sparse_singles_node), and a run with only some blocks
-// of memory free.
+// (core-as/sparse-singles.ts, read through sparse_singles_node), a run with only some blocks of
+// memory free (withFree), random IPv4 addresses (randomV4), and a memory cap that leaves a known
+// amount free (capAt).
 import { expect } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
 import { core, memoryLimit, NONE, OK, scratch, setMemoryLimit } from '../adapters/wasm.ts';
@@ -100,11 +101,14 @@ export function randomV4(count: number, seed: number, not = new Set<string>()): 
 }
 
 /**
- * Free WASM memory as under a cap of `cap` bytes with nothing else alive, however much the memory
- * has grown (a cap cannot go below its size): the cap at `cap` rounded up to 64 KiB, or at the
- * memory's size, and raw core blocks of 64 KiB held aside until no more is free than under `cap`
- * (less the core's 192 KiB of bookkeeping, docs/memory.md). Returns a function that gives them
- * back and lifts the cap.
+ * The free WASM memory a cap of `cap` bytes leaves beside what is in use now, even where the case
+ * grew the memory past `cap` before (the addresses it holds, an index it built to measure and
+ * destroyed: memory never shrinks, and a cap cannot go below its size): the cap at `cap` rounded
+ * up to 64 KiB, or at the memory's size, and raw core blocks of 64 KiB held aside (counted in use)
+ * until no more is free than `cap` less the core's 192 KiB of bookkeeping (docs/memory.md) and
+ * what was in use. Most files that use it load a core of their own for each case, whose memory
+ * starts small; what it holds aside is then only what that case grew. Returns a function that
+ * gives the blocks back and lifts the cap.
  */
 export function capAt(cap: number): () => void {
   setMemoryLimit(Math.max(Math.ceil(cap / 65536) * 65536, memoryLimit().size));
