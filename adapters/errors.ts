@@ -388,7 +388,8 @@ export interface OutOfMemoryDetails {
    * fromSnapshot, loadMany, allocateMany), an estimate of the whole load, which the message calls
    * one: what the load reached, plus, for each address it had not loaded, what the index held per
    * address loaded (20 bytes at least), and never less than 20 bytes for every address of the
-   * load (the most a sparse index holds one in), so that a cap raised by `requested - free` (rounded up to
+   * load, less what the load grew a live index into and it kept, in use already (the most a
+   * sparse index holds one in), so that a cap raised by `requested - free` (rounded up to
    * 64 KiB, as setMemoryLimit takes it) should let the same call through: it errs high, many
    * times over for runs of neighbouring addresses.
    */
