@@ -9,6 +9,8 @@
 //   parent Service does not exist, created more than the grace (60 s) ago → orphan    delete
 //     … created less than the grace ago (the Service may still be on its way) → pending (not counted)
 //   parent Service exists but does not list the address                  → wrong-reference  delete
+//     … or the name is no address in canonical form, which allocates nothing (upstream compares
+//     the name with the ClusterIPs as written, and keeps one written so: deleted all the same)
 // Service loop (syncService), every ClusterIP of every Service that has one (not headless):
 //   not an address                                                       → invalid-cluster-ip
 //   not inside any ServiceCIDR (PrefixContainsIP: not its network address, nor IPv4 broadcast)
@@ -394,14 +396,36 @@ function ipAddressVerdict(
     return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
   }
   if (!holdsName(parent, r.name)) {
-    // a name no ClusterIP's IPAddress has: said, as status lists it apart (allocatedAddress)
-    const odd = allocatedAddress(r.name) === undefined ? '; its name is no address in canonical form: no allocation' : '';
+    // a name no ClusterIP's IPAddress has (status lists it apart, allocatedAddress): said as such
+    if (allocatedAddress(r.name) === undefined) return { kind: 'wrong-reference', message: noAllocation(r, parent) };
     return {
       kind: 'wrong-reference',
-      message: `IPAddress ${named(r.name)} belongs to Service ${named(ownerText(r) ?? 'nothing')}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.map(named).join(', ') || 'none'})${odd}`,
+      message: `IPAddress ${named(r.name)} belongs to Service ${named(ownerText(r) ?? 'nothing')}, which does not hold it (its ClusterIPs: ${clusterIPList(parent)})`,
     };
   }
   return undefined;
+}
+
+const clusterIPList = (svc: ServiceRecord): string => svc.clusterIPs.map(named).join(', ') || 'none';
+
+/**
+ * The wrong-reference message of an IPAddress whose name is no address in canonical form: it
+ * allocates nothing, whatever its Service writes. When one of the Service's ClusterIPs reads as
+ * the address the name spells (`010.96.0.9` read as the repair loop reads a ClusterIP), the
+ * IPAddress of that ClusterIP is named in canonical form, and it is said which; otherwise the
+ * ClusterIPs are listed. Upstream's IPAddress loop compares the name with the ClusterIPs as
+ * written, so it keeps such an object while its Service writes a ClusterIP so: said too.
+ */
+function noAllocation(r: IPAddressRecord, parent: ServiceRecord): string {
+  const start = `IPAddress ${named(r.name)} belongs to Service ${named(ownerText(r) ?? 'nothing')} but allocates nothing: its name is no address in canonical form, which kube-apiserver requires of an IPAddress`;
+  const kept = parent.clusterIPs.includes(r.name)
+    ? " (kube-apiserver's repair loop compares the name with the ClusterIPs as written, and keeps this object)"
+    : '';
+  const spelt = parseClusterIP(r.name);
+  const name = spelt === undefined ? undefined : formatAddr(spelt.version, spelt.words);
+  const clusterIP = name === undefined ? undefined : parent.clusterIPs.find((ip) => heldName(ip) === name);
+  if (clusterIP === undefined) return `${start} (that Service's ClusterIPs: ${clusterIPList(parent)})${kept}`;
+  return `${start}; the IPAddress of that Service's ClusterIP ${named(clusterIP)} is named ${name}${kept}`;
 }
 
 /** A pending IPAddress's age; a creationTimestamp ahead of this machine's clock is said as such. */
@@ -730,8 +754,14 @@ export function notFixedSummary(f: FixResult): string | undefined {
 function heldNames(svc: ServiceRecord): string[] {
   const names: string[] = [];
   for (const ip of svc.clusterIPs) {
-    const a = parseClusterIP(ip);
-    if (a !== undefined) names.push(formatAddr(a.version, a.words));
+    const name = heldName(ip);
+    if (name !== undefined) names.push(name);
   }
   return names;
+}
+
+/** The IPAddress name of the address a ClusterIP holds (heldNames), undefined when it is no address. */
+function heldName(clusterIP: string): string | undefined {
+  const a = parseClusterIP(clusterIP);
+  return a === undefined ? undefined : formatAddr(a.version, a.words);
 }

@@ -287,6 +287,71 @@ describe('ipallocator check', () => {
     for (const f of report.findings) expect([f.kind, Object.keys(f)]).toEqual([f.kind, order]);
   });
 
+  // Regression: the IPAddress 010.96.0.9 was said to belong to a Service "which does not hold it
+  // (its ClusterIPs: 010.96.0.9)".
+  it('an IPAddress named as its Service writes a leading-zero ClusterIP allocates nothing: said so, and --fix deletes it', async () => {
+    addService(c.double, 'default', 's-010-96-0-9', ['010.96.0.9']);
+    addIPAddress(c.double, '010.96.0.9', { namespace: 'default', name: 's-010-96-0-9' });
+    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.kind, f.ip, f.service, f.fix])).toEqual([
+      ['wrong-reference', '010.96.0.9', 'default/s-010-96-0-9', 'delete'],
+      ['missing', '010.96.0.9', 'default/s-010-96-0-9', null],
+    ]);
+    const wrong = report.findings[0]!.message;
+    expect(wrong).toBe(
+      'IPAddress 010.96.0.9 belongs to Service default/s-010-96-0-9 but allocates nothing: its name is no address in canonical form, ' +
+        "which kube-apiserver requires of an IPAddress; the IPAddress of that Service's ClusterIP 010.96.0.9 is named 10.96.0.9 " +
+        "(kube-apiserver's repair loop compares the name with the ClusterIPs as written, and keeps this object)",
+    );
+    // the terminal report says the same
+    expect((await cli(['check', '--kubeconfig', c.kubeconfig], { now: later })).stdout).toContain(wrong);
+    // --fix deletes the object that allocates nothing, and creates nothing
+    await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(names(c.double)).toEqual([]);
+  });
+
+  it("an IPAddress named in another form of its Service's ClusterIP allocates nothing either: the name of that ClusterIP's IPAddress is said", async () => {
+    addService(c.double, 'default', 'web', ['10.96.0.9']);
+    addIPAddress(c.double, '010.96.0.9', { namespace: 'default', name: 'web' });
+    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.kind, f.ip, f.fix, f.message])).toEqual([
+      [
+        'wrong-reference',
+        '010.96.0.9',
+        'delete',
+        'IPAddress 010.96.0.9 belongs to Service default/web but allocates nothing: its name is no address in canonical form, ' +
+          "which kube-apiserver requires of an IPAddress; the IPAddress of that Service's ClusterIP 10.96.0.9 is named 10.96.0.9",
+      ],
+      [
+        'missing',
+        '10.96.0.9',
+        null,
+        "ClusterIP 10.96.0.9 of Service default/web has no IPAddress object; kube-apiserver's repair loop creates it",
+      ],
+    ]);
+  });
+
+  it('an IPAddress whose name is no address in canonical form, of a Service writing no such ClusterIP, lists its ClusterIPs', async () => {
+    addService(c.double, 'default', 'web', ['10.96.0.12']);
+    addIPAddress(c.double, '10.96.0.011', { namespace: 'default', name: 'web' });
+    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.kind, f.ip, f.fix, f.message])).toEqual([
+      [
+        'wrong-reference',
+        '10.96.0.011',
+        'delete',
+        'IPAddress 10.96.0.011 belongs to Service default/web but allocates nothing: its name is no address in canonical form, ' +
+          "which kube-apiserver requires of an IPAddress (that Service's ClusterIPs: 10.96.0.12)",
+      ],
+      [
+        'missing',
+        '10.96.0.12',
+        null,
+        "ClusterIP 10.96.0.12 of Service default/web has no IPAddress object; kube-apiserver's repair loop creates it",
+      ],
+    ]);
+  });
+
   it('leaves an orphan younger than the grace alone and does not count it', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'coming' });
     const young = await cli(['check', '--json', '--fix', '--yes', '--kubeconfig', c.kubeconfig]);

@@ -205,7 +205,9 @@ describe('ipallocator status', () => {
     const wrong = check.findings.filter((f) => f.kind === 'wrong-reference').map((f) => f.ip);
     expect(wrong.sort()).toEqual(report.notAllocations.addresses.map((a) => a.ip).sort());
     for (const f of check.findings.filter((f) => f.kind === 'wrong-reference')) {
-      expect(f.message).toMatch(/; its name is no address in canonical form: no allocation$/);
+      expect(f.message).toContain(
+        ' but allocates nothing: its name is no address in canonical form, which kube-apiserver requires of an IPAddress',
+      );
     }
     expect(check.findings.filter((f) => f.kind === 'missing').map((f) => f.ip)).toHaveLength(5);
 
