@@ -53,7 +53,10 @@ export type FindingKind =
 /** One problem. `fix` is "delete" when upstream's IPAddress loop deletes the object. */
 export interface Finding {
   kind: FindingKind;
-  /** The address (IPAddress name or ClusterIP as written). */
+  /**
+   * The address: the IPAddress's name, or the ClusterIP as its Service writes it (`010.96.0.9`,
+   * whose IPAddress a message names in canonical form, `10.96.0.9`).
+   */
   ip: string;
   /** The Service concerned, "namespace/name", or null (IPAddress-loop findings without one). */
   service: string | null;
@@ -247,7 +250,7 @@ export function findProblems(
         ...serviceFinding(svc, ip),
         kind: 'duplicate',
         owner: null,
-        message: `ClusterIP ${named(ip)} is held by Service ${named(keyOf(svc))} and by Service ${named(keyOf(first))}, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other`,
+        message: `ClusterIP ${named(ip)} is held by Service ${named(keyOf(svc))} and by Service ${named(keyOf(first))}, and has no ${missingObject(ip, name)}; kube-apiserver's repair loop creates it for one of them: recreate the other`,
       });
       continue;
     }
@@ -257,7 +260,7 @@ export function findProblems(
         ...serviceFinding(svc, ip),
         kind: 'missing',
         owner: null,
-        message: `ClusterIP ${named(ip)} of Service ${named(keyOf(svc))} has no IPAddress object; kube-apiserver's repair loop creates it`,
+        message: `ClusterIP ${named(ip)} of Service ${named(keyOf(svc))} has no ${missingObject(ip, name)}; kube-apiserver's repair loop creates it`,
       });
       continue;
     }
@@ -315,6 +318,15 @@ export function findProblems(
   const findings = [...sortByAddress(ipFindings, byIP), ...sortByAddress(svcFindings, byIP)].map(inOrder);
   sortByAddress(pending, byIP);
   return { findings, pending };
+}
+
+/**
+ * The IPAddress a ClusterIP `ip` lacks, for a message: named when the ClusterIP is written other
+ * than in canonical form (`010.96.0.9`), as the repair loop creates it under the canonical `name`
+ * (`10.96.0.9`), not as the ClusterIP is written.
+ */
+function missingObject(ip: string, name: string): string {
+  return ip === name ? 'IPAddress object' : `IPAddress ${name} (its address in canonical form, as IPAddresses are named)`;
 }
 
 /**

@@ -331,6 +331,36 @@ describe('ipallocator check', () => {
     ]);
   });
 
+  // Regression: the finding named the object missing as the ClusterIP is written (010.96.0.9),
+  // not as the repair loop creates it (10.96.0.9).
+  it('a leading-zero ClusterIP without its IPAddress names the IPAddress missing in canonical form, as kube-apiserver creates it', async () => {
+    addService(c.double, 'default', 's-010-96-0-9', ['010.96.0.9']);
+    addIPAddress(c.double, '010.96.0.9', { namespace: 'default', name: 's-010-96-0-9' });
+    addService(c.double, 'default', 'twice', ['10.96.0.009']);
+    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const serviceLoop = report.findings.filter((f) => f.kind !== 'wrong-reference');
+    // `ip` is the ClusterIP as the Service writes it; the message names the IPAddress
+    expect(serviceLoop.map((f) => [f.kind, f.ip, f.service, f.fix, f.message])).toEqual([
+      [
+        'missing',
+        '010.96.0.9',
+        'default/s-010-96-0-9',
+        null,
+        "ClusterIP 010.96.0.9 of Service default/s-010-96-0-9 has no IPAddress 10.96.0.9 (its address in canonical form, as IPAddresses are named); kube-apiserver's repair loop creates it",
+      ],
+      [
+        'duplicate',
+        '10.96.0.009',
+        'default/twice',
+        null,
+        'ClusterIP 10.96.0.009 is held by Service default/twice and by Service default/s-010-96-0-9, and has no IPAddress 10.96.0.9 ' +
+          "(its address in canonical form, as IPAddresses are named); kube-apiserver's repair loop creates it for one of them: recreate the other",
+      ],
+    ]);
+    const text = (await cli(['check', '--kubeconfig', c.kubeconfig], { now: later })).stdout;
+    for (const f of serviceLoop) expect(text).toContain(f.message);
+  });
+
   it('an IPAddress whose name is no address in canonical form, of a Service writing no such ClusterIP, lists its ClusterIPs', async () => {
     addService(c.double, 'default', 'web', ['10.96.0.12']);
     addIPAddress(c.double, '10.96.0.011', { namespace: 'default', name: 'web' });
