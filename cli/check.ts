@@ -29,7 +29,8 @@
 // delete (upstream's loop sends one, which changes nothing): its finding says a finalizer holds it.
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
-import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
+import type { Cluster } from './cluster.ts';
+import type { ListedIPAddress, ServiceRecord } from './listing.ts';
 import { ClusterError, ObjectForbiddenError, STOP_SIGNALS, type StopSignal } from './errors.ts';
 import { type Addr, allocatedAddress, byIP, holds, parseClusterIP, rangesOf, sortByAddress } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';

@@ -84,12 +84,19 @@ import { insecureWithCA, tlsFileProblem, transportProblem } from '../adapters/ku
 import { KubeconfigCredentialError, missingUser, userProblem } from '../adapters/kubernetes/user-checks.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
-import { deleteOutcome, GROUP, isPathSegmentName, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
+import { deleteOutcome, GROUP, isPathSegmentName, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { closeReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
-import { SERVICE_CIDR_READY, toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
-import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ListForbiddenError, ObjectForbiddenError, unreadableFile } from './errors.ts';
+import {
+  type ListedIPAddress,
+  type ListedServiceCIDR,
+  namespaceProblem,
+  type ServiceRecord,
+  toListed,
+  toListedServiceCIDR,
+  toService,
+} from './listing.ts';
 import { counted, formatCount, markedForDeletion } from './text.ts';
 
 /** Objects per list request. */
@@ -104,34 +111,6 @@ export const PAGE_SIZE = 500;
  */
 const MAX_NAME = 253;
 const MAX_LABEL = 63;
-
-/** A Service as the checks read it. */
-export interface ServiceRecord {
-  readonly namespace: string;
-  readonly name: string;
-  /** spec.clusterIPs (or spec.clusterIP when clusterIPs is empty); "None" for headless. */
-  readonly clusterIPs: readonly string[];
-}
-
-/**
- * An IPAddress as the checks read it: the record, and — when its deletion has started — when,
- * and the finalizers that hold it (the API server keeps an object marked so until they are gone).
- */
-export interface ListedIPAddress extends IPAddressRecord {
-  /** metadata.deletionTimestamp; absent while no delete has been asked for. */
-  readonly deletionTimestamp?: string | undefined;
-  readonly finalizers?: readonly string[] | undefined;
-}
-
-/** An IPAddress object as a ListedIPAddress: toRecord, and its deletion when started. */
-function toListed(o: unknown): ListedIPAddress {
-  const record = toRecord(o as IPAddressObject);
-  const meta = (o as { metadata?: { deletionTimestamp?: unknown; finalizers?: unknown } } | null)?.metadata;
-  const since = meta?.deletionTimestamp;
-  if (typeof since !== 'string' || since === '') return record;
-  const finalizers = Array.isArray(meta!.finalizers) ? meta!.finalizers.map(String) : [];
-  return Object.freeze({ ...record, deletionTimestamp: since, finalizers: Object.freeze(finalizers) });
-}
 
 export interface ClusterOptions {
   /** A kubeconfig file; default $KUBECONFIG, then ~/.kube/config, then the in-cluster config. */
@@ -156,17 +135,12 @@ interface ResourceRef {
 
 /**
  * A checked list page of a namespaced resource whose every item names its namespace, else why
- * not. An item without one (absent or empty; one of another type is refused by checkList) is
- * malformed as an item without a name is: read as the namespace "", a Service would be no
- * Service its IPAddresses name, and every one of them an orphan.
+ * not: an item without one is malformed (listing.ts namespaceProblem), as an item without a name is.
  */
 function namespacedList<L extends { items: unknown[] }>(list: L | string, resource: ResourceRef): L | string {
   if (typeof list === 'string' || resource.namespaced !== true) return list;
-  const i = list.items.findIndex((item) => {
-    const ns = (item as { metadata: { namespace?: unknown } }).metadata.namespace;
-    return typeof ns !== 'string' || ns === '';
-  });
-  return i < 0 ? list : `a ${resource.kind}List whose item ${i} is an object without a namespace`;
+  const i = list.items.findIndex((item) => namespaceProblem(item) !== undefined);
+  return i < 0 ? list : `a ${resource.kind}List whose item ${i} is ${namespaceProblem(list.items[i])}`;
 }
 
 const IPADDRESSES: ResourceRef = { plural: 'ipaddresses', group: 'networking.k8s.io', kind: 'IPAddress' };
@@ -418,11 +392,7 @@ export class Cluster {
 
   /** Every ServiceCIDR, as the MetaAllocator reads them, with what its Ready condition says. */
   async serviceCIDRs(): Promise<ListedServiceCIDR[]> {
-    return this.listNetworking(
-      SERVICECIDRS,
-      (api, p, o) => api.listServiceCIDR(p, o),
-      (o) => ({ ...toServiceCIDR(o as ServiceCIDRObject), ...readyCondition(o) }),
-    );
+    return this.listNetworking(SERVICECIDRS, (api, p, o) => api.listServiceCIDR(p, o), toListedServiceCIDR);
   }
 
   /** Every IPAddress object, as the store reads them, with its deletion when started. */
@@ -910,29 +880,6 @@ export class Cluster {
 class ResourceNotServed extends Error {}
 
 /**
- * A listed ServiceCIDR with its Ready condition's reason and message, the controller's word on
- * why it is not ready and what to do (`Terminating`: IPAddresses still reference it). The
- * record the library reads keeps only whether it is ready.
- */
-export interface ListedServiceCIDR extends ServiceCIDRRecord {
-  readonly readyReason?: string | undefined;
-  readonly readyMessage?: string | undefined;
-}
-
-/** The Ready condition's reason and message, each when it is non-empty text (anything else says nothing). */
-function readyCondition(obj: unknown): { readyReason?: string; readyMessage?: string } {
-  const conditions = (obj as ServiceCIDRObject).status?.conditions;
-  if (!Array.isArray(conditions)) return {};
-  const ready = conditions.find((c: unknown) => (c as { type?: unknown } | null)?.type === SERVICE_CIDR_READY) as
-    | { reason?: unknown; message?: unknown }
-    | undefined;
-  const out: { readyReason?: string; readyMessage?: string } = {};
-  if (typeof ready?.reason === 'string' && ready.reason !== '') out.readyReason = ready.reason;
-  if (typeof ready?.message === 'string' && ready.message !== '') out.readyMessage = ready.message;
-  return out;
-}
-
-/**
  * Refuses, unsent, a request for an IPAddress whose name no object can have: longer than the API
  * server allows for any object (MAX_NAME), or "", "." or "..", which a URL resolves away — the
  * request would reach the collection, and a DELETE there is a delete of the whole collection. The listing that
@@ -963,21 +910,6 @@ export function duration(ms: number): string {
 
 function qualified(r: ResourceRef): string {
   return r.group === '' ? r.plural : `${r.plural}.${r.group}`;
-}
-
-function toService(o: unknown): ServiceRecord {
-  const obj = o as { metadata?: { namespace?: string; name?: string }; spec?: { clusterIP?: string; clusterIPs?: string[] } };
-  const ips =
-    Array.isArray(obj.spec?.clusterIPs) && obj.spec!.clusterIPs!.length > 0
-      ? obj.spec!.clusterIPs!
-      : obj.spec?.clusterIP
-        ? [obj.spec.clusterIP]
-        : [];
-  return Object.freeze({
-    namespace: obj.metadata?.namespace ?? '',
-    name: obj.metadata?.name ?? '',
-    clusterIPs: Object.freeze(ips.map(String)),
-  });
 }
 
 function httpStatus(err: unknown): number | undefined {

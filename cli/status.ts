@@ -31,7 +31,7 @@ import type { Prefix } from '../adapters/geometry.ts';
 import { PrefixTable } from '../adapters/prefix-table.ts';
 import { hasAllocatorLabels, parseRecordName } from '../adapters/records.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
-import type { ListedServiceCIDR } from './cluster.ts';
+import type { ListedServiceCIDR } from './listing.ts';
 import { allocatedAddressInto, byIP, holds, placement, rangesOf, type ServiceRange, sortByAddress } from './ranges.ts';
 import { appendLines, bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 

@@ -2,7 +2,8 @@
 // and is thrown only once the leaks under way have settled, never while deletes go on behind it.
 import { describe, expect, it } from 'vitest';
 import { type Finding, fix } from '../cli/check.ts';
-import type { Cluster, ListedIPAddress } from '../cli/cluster.ts';
+import type { Cluster } from '../cli/cluster.ts';
+import type { ListedIPAddress } from '../cli/listing.ts';
 
 const MANAGED = { 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' };
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 1));

@@ -5,7 +5,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import * as address from '../adapters/address.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
-import type { ListedIPAddress, ServiceRecord } from '../cli/cluster.ts';
+import type { ListedIPAddress, ServiceRecord } from '../cli/listing.ts';
 import { findProblems } from '../cli/check.ts';
 import { CONTROLLER, IP_FAMILY, MANAGED_BY } from './cli-helpers.ts';
 

@@ -4,7 +4,7 @@
 // counted through the one parser (adapters/address.ts parseAddrInto).
 import { describe, expect, it, vi } from 'vitest';
 import * as address from '../adapters/address.ts';
-import type { ListedIPAddress } from '../cli/cluster.ts';
+import type { ListedIPAddress } from '../cli/listing.ts';
 import { findProblems } from '../cli/check.ts';
 import { summarize } from '../cli/status.ts';
 import { seededRandom } from '../adapters/random.ts';

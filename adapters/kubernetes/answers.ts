@@ -38,11 +38,29 @@ export interface CheckedList {
  * @internal
  */
 export function checkList(body: unknown, kind: string, apiVersion?: string): CheckedList | string {
+  const list = listShape(body, kind, apiVersion);
+  if (typeof list === 'string') return list;
+  // "List" is metav1's generic list: each item says its own kind and apiVersion, checked as the list's would be
+  const itemKind = kind.replace(/List$/, '');
+  const type = list.generic ? (apiVersion === undefined ? {} : { apiVersion }) : undefined;
+  for (let i = 0; i < list.items.length; i++) {
+    const problem = itemProblem(list.items[i], itemKind, type);
+    if (problem !== undefined) return `${article(kind)} ${kind} whose item ${i} is ${problem}`;
+  }
+  return { items: list.items, metadata: list.metadata };
+}
+
+/**
+ * `body` as a list of `kind`, or as metav1's generic `List` (kubectl's, a proxy's own: its
+ * apiVersion is metav1's, "v1"), with its items unchecked; or the reason it is neither: not an
+ * object, another kind or none, no apiVersion or (`apiVersion` given) another one, no `items`
+ * array, no metadata. `generic`: it is a `List`, whose items each say their kind.
+ * @internal
+ */
+export function listShape(body: unknown, kind: string, apiVersion?: string): (CheckedList & { generic: boolean }) | string {
   const a = article(kind);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return `${describeBody(body)}, not ${a} ${kind}`;
   const list = body as { kind?: unknown; items?: unknown; metadata?: unknown };
-  // "List" is metav1's generic list (kubectl's, a proxy's own): its apiVersion is metav1's, "v1",
-  // and each item says its own kind and apiVersion, which are checked as the list's would be
   const generic = list.kind === 'List';
   const expected = apiVersion === undefined ? undefined : generic ? 'v1' : apiVersion;
   const type = typeProblem(body, kind, { alsoKind: 'List', ...(expected === undefined ? {} : { apiVersion: expected }) });
@@ -54,17 +72,20 @@ export function checkList(body: unknown, kind: string, apiVersion?: string): Che
     return `${a} ${kind} whose items are ${what}, not a list`;
   }
   if (typeof list.metadata !== 'object' || list.metadata === null) return `${a} ${kind} without metadata`;
-  const itemKind = kind.replace(/List$/, '');
-  for (let i = 0; i < list.items.length; i++) {
-    const item: unknown = list.items[i];
-    let problem = namedObjectProblem(item);
-    if (problem === undefined && generic) {
-      problem = typeProblem(item as object, itemKind, apiVersion === undefined ? {} : { apiVersion });
-    }
-    problem ??= fieldProblem(item, itemKind);
-    if (problem !== undefined) return `${a} ${kind} whose item ${i} is ${problem}`;
-  }
-  return { items: list.items, metadata: list.metadata as CheckedList['metadata'] };
+  return { items: list.items, metadata: list.metadata as CheckedList['metadata'], generic };
+}
+
+/**
+ * Why an item of a list cannot be read as an object of `kind`, or undefined: it is no named
+ * object (namedObjectProblem), or — with `type`, for an item of a generic List, which says its
+ * own kind and apiVersion — not of that kind (or apiVersion), or a field read from it has the
+ * wrong type (fieldProblem).
+ * @internal
+ */
+export function itemProblem(item: unknown, kind: string, type?: { apiVersion?: string }): string | undefined {
+  let problem = namedObjectProblem(item);
+  if (problem === undefined && type !== undefined) problem = typeProblem(item as object, kind, type);
+  return problem ?? fieldProblem(item, kind);
 }
 
 /**
