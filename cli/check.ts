@@ -38,7 +38,7 @@ import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { formatDuration } from './duration.ts';
 import { onePerName, ownerText } from './status.ts';
-import { appendLines, counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';
+import { appendLines, counted, firstOf, formatCount, markedForDeletion, named, shown, sourceText, table } from './text.ts';
 
 export type FindingKind =
   | 'not-a-service'
@@ -77,8 +77,11 @@ export interface Finding {
 /** The `--json` shape of `check` (schema "ipallocator/check/v1"; fields are only ever added). */
 export interface CheckReport {
   schema: 'ipallocator/check/v1';
+  /** The kubeconfig context and its server; both "" for a saved listing (`from`). */
   context: string;
   server: string;
+  /** The saved listing read (`--from`: the file as given, "-" for standard input); null for a cluster. */
+  from: string | null;
   /** --grace in seconds: a whole number for whole seconds, up to three decimals for a part of one (1500ms: 1.5). */
   graceSeconds: number;
   /** Every problem found, IPAddress-loop findings first, each list by address. */
@@ -672,7 +675,7 @@ export function render(report: CheckReport, options: { top: number; piped?: bool
   const out: string[] = [];
   const deletable = report.findings.filter((f) => f.fix === 'delete').length;
   if (report.findings.length === 0) {
-    out.push(`No problems found (context ${named(report.context)}).`);
+    out.push(`No problems found (${sourceText(report)}).`);
   } else {
     appendLines(
       out,
@@ -683,7 +686,9 @@ export function render(report: CheckReport, options: { top: number; piped?: bool
       ),
     );
     out.push('');
-    const hint = report.fixed === null && deletable > 0 ? ' (run with --fix)' : '';
+    // --fix needs the cluster itself: a saved listing (--from) deletes nothing
+    const hint =
+      report.fixed !== null || deletable === 0 ? '' : report.from === null ? ' (run with --fix)' : ' (run check --fix on the cluster)';
     out.push(`${counted(report.findings.length, 'problem')} found; ${counted(deletable, 'IPAddress', 'IPAddresses')} to delete${hint}.`);
   }
   if (report.pending.length > 0) {

@@ -1,16 +1,23 @@
-// Listed objects as the records `status` and `check` read: ServiceCIDRs, IPAddresses and Services.
-// An item is checked (answers.ts itemProblem, and a Service's namespace: namespaceProblem) and
-// converted (toListedServiceCIDR, toListed, toService) here, whatever listing gave it.
+// Listed objects as the records `status` and `check` read: ServiceCIDRs, IPAddresses and Services,
+// whether a cluster's listing (cluster.ts, page by page) or a saved one (`--from FILE`: what
+// `kubectl get servicecidrs,ipaddresses,services -A -o json` writes) gave them. One home for both:
+// an item is checked (answers.ts itemProblem, and a Service's namespace: namespaceProblem) and
+// converted (toListedServiceCIDR, toListed, toService) the same way wherever it comes from.
 //
-// This file loads no @kubernetes/client-node.
-import { type IPAddressObject, toRecord } from '../adapters/kubernetes/objects.ts';
+// This file loads no @kubernetes/client-node, so a saved listing is read without it.
+import { itemProblem, listShape, namedObjectProblem } from '../adapters/kubernetes/answers.ts';
+import { GROUP, type IPAddressObject, toRecord } from '../adapters/kubernetes/objects.ts';
 import {
   SERVICE_CIDR_READY,
   type ServiceCIDRObject,
   type ServiceCIDRRecord,
   toServiceCIDR,
 } from '../adapters/kubernetes/service-cidr-objects.ts';
+import { describeBody } from '../adapters/kubernetes/bodies.ts';
+import { quoteInput } from '../adapters/quote.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
+import { CliError } from './errors.ts';
+import { counted } from './text.ts';
 
 /** A Service as the checks read it. */
 export interface ServiceRecord {
@@ -91,4 +98,71 @@ export function toService(o: unknown): ServiceRecord {
 export function namespaceProblem(item: unknown): string | undefined {
   const ns = (item as { metadata: { namespace?: unknown } }).metadata.namespace;
   return typeof ns !== 'string' || ns === '' ? 'an object without a namespace' : undefined;
+}
+
+/** The objects of a saved listing, as records; `services` undefined when it holds none. */
+export interface SavedListing {
+  readonly serviceCIDRs: ListedServiceCIDR[];
+  readonly ipAddresses: ListedIPAddress[];
+  readonly services: ServiceRecord[] | undefined;
+}
+
+/** What `--from` reads, as its messages say it. */
+export const SAVED_LISTING_COMMAND = 'kubectl get servicecidrs,ipaddresses,services -A -o json';
+
+/** The kinds a saved listing holds: each one's apiVersions, as a cluster's listing asks for them, and its conversion. */
+const SAVED_KINDS: Record<string, { apiVersions: readonly string[]; namespaced?: true; convert: (o: unknown) => unknown }> = {
+  ServiceCIDR: { apiVersions: [`${GROUP}/v1`, `${GROUP}/v1beta1`], convert: toListedServiceCIDR },
+  IPAddress: { apiVersions: [`${GROUP}/v1`, `${GROUP}/v1beta1`], convert: toListed },
+  Service: { apiVersions: ['v1'], namespaced: true, convert: toService },
+};
+
+/**
+ * A saved listing's text as records: kubectl's generic List (JSON) whose items are ServiceCIDRs,
+ * IPAddresses and Services, each checked as an item of a cluster's listing is (itemProblem,
+ * namespaceProblem) and converted by the same functions. An item of networking.k8s.io/v1beta1 is
+ * read as the v1beta1 listing of a cluster is. Anything else — text that is no JSON, JSON that is
+ * no List, an item of another kind or apiVersion, a malformed item (named by its index) — throws
+ * a CliError naming the file as `said`.
+ */
+export function readSavedListing(text: string, said: string): SavedListing {
+  const not = (why: string) => new CliError(`${said} is not a saved listing (${SAVED_LISTING_COMMAND}): ${why}`);
+  let body: unknown;
+  try {
+    // a byte order mark, as some editors on Windows save UTF-8, is no part of the JSON
+    body = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
+  } catch {
+    const empty = text.trim() === '';
+    throw not(empty ? 'it is empty' : `it is not JSON (${counted([...text].length, 'character')} of text; YAML is not read: use -o json)`);
+  }
+  const list = listShape(body, 'List');
+  if (typeof list === 'string') throw not(list);
+  const listing = { serviceCIDRs: [] as ListedServiceCIDR[], ipAddresses: [] as ListedIPAddress[], services: [] as ServiceRecord[] };
+  const into: Record<string, unknown[]> = {
+    ServiceCIDR: listing.serviceCIDRs,
+    IPAddress: listing.ipAddresses,
+    Service: listing.services,
+  };
+  for (let i = 0; i < list.items.length; i++) {
+    const item: unknown = list.items[i];
+    const kind = (item as { kind?: unknown } | null)?.kind;
+    const known = typeof kind === 'string' && Object.hasOwn(SAVED_KINDS, kind) ? SAVED_KINDS[kind]! : undefined;
+    if (known === undefined) throw not(`its item ${i} is ${describeBody(item)}: only ServiceCIDRs, IPAddresses and Services are read`);
+    const given = (item as { apiVersion?: unknown }).apiVersion;
+    const otherVersion = typeof given === 'string' && given !== '' && !known.apiVersions.includes(given);
+    // typeProblem would name one apiVersion: every one read is said
+    let problem =
+      otherVersion && namedObjectProblem(item) === undefined
+        ? `${article(kind as string)} ${kind} of apiVersion ${quoteInput(given)}, not ${known.apiVersions.map((v) => JSON.stringify(v)).join(' or ')}`
+        : itemProblem(item, kind as string, { apiVersion: otherVersion ? known.apiVersions[0]! : (given as string) });
+    if (problem === undefined && known.namespaced) problem = namespaceProblem(item);
+    if (problem !== undefined) throw not(`its item ${i} is ${problem}`);
+    into[kind as string]!.push(known.convert(item));
+  }
+  return { ...listing, services: listing.services.length === 0 ? undefined : listing.services };
+}
+
+/** "an" before IPAddress, "a" before Service. */
+function article(word: string): string {
+  return /^[AEIOU]/.test(word) ? 'an' : 'a';
 }

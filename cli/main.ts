@@ -28,7 +28,7 @@ import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
 import type { CheckReport, FixResult } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
-import type { ListedIPAddress, ListedServiceCIDR } from './listing.ts';
+import { type ListedIPAddress, type ListedServiceCIDR, readSavedListing, SAVED_LISTING_COMMAND, type ServiceRecord } from './listing.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
@@ -125,9 +125,21 @@ const CLUSTER_OPTIONS = {
   help: { short: 'h', help: ['this help'] },
 } as const satisfies OptionTable;
 
+/** --from, of status and check: a saved listing read instead of the cluster. */
+const FROM_OPTION = {
+  value: { name: 'FILE', takes: `a file that ${SAVED_LISTING_COMMAND} wrote (- for standard input)` },
+  help: [
+    'read a saved listing instead of the cluster: the JSON that',
+    SAVED_LISTING_COMMAND,
+    'writes (at most 500 MiB); - reads it from standard input (./- is a',
+    'file named -); no kubeconfig or cluster is needed',
+  ],
+} as const satisfies OptionSpec;
+
 const STATUS_OPTIONS = {
   json: { help: ['print the report as JSON (schema "ipallocator/status/v1")'] },
   top: { value: TOP_VALUE, help: [`owners and strays to show (default ${DEFAULT_TOP})`] },
+  from: FROM_OPTION,
   ...CLUSTER_OPTIONS,
 } as const satisfies OptionTable;
 
@@ -155,6 +167,7 @@ const CHECK_OPTIONS = {
       '--json lists all)',
     ],
   },
+  from: FROM_OPTION,
   ...CLUSTER_OPTIONS,
 } as const satisfies OptionTable;
 
@@ -659,6 +672,95 @@ function durationOption<T extends OptionTable>(table: T, name: keyof T & string,
   return ms;
 }
 
+// ── --from: a saved listing ──────────────────────────────────────────────────────────────────
+
+/**
+ * The file --from names ("-": standard input), or undefined without --from; a UsageError when it
+ * is given with an option that only a cluster takes, is empty, or is "-" with standard input a terminal.
+ */
+function fromOption(
+  values: {
+    from?: string | undefined;
+    kubeconfig?: string | undefined;
+    context?: string | undefined;
+    'request-timeout'?: string | undefined;
+  },
+  io: Io,
+): string | undefined {
+  const from = values.from;
+  if (from === undefined) return undefined;
+  if (from === '') throw new UsageError(takesRefusal('--from', FROM_OPTION.value, ''));
+  for (const flag of ['kubeconfig', 'context', 'request-timeout'] as const) {
+    if (values[flag] !== undefined) throw new UsageError(`--from reads a saved listing, not a cluster: --${flag} does not go with it`);
+  }
+  if (from === '-' && io.stdin.isTTY === true) {
+    throw new UsageError('--from - reads the listing from standard input, which is a terminal: pipe it in (< FILE), or name the file');
+  }
+  return from;
+}
+
+/** A saved listing holds at most this much: V8's longest string is a little over 512 MiB. */
+const SAVED_LISTING_MAX_BYTES = 500 * 1024 * 1024;
+
+/** A saved listing read as a cluster is by status and check: its objects, and the file named where a cluster's context and server are. */
+interface SavedSource {
+  readonly context: '';
+  readonly server: '';
+  /** The file as given, "-" for standard input. */
+  readonly from: string;
+  serviceCIDRs(): Promise<ListedServiceCIDR[]>;
+  ipAddresses(): Promise<ListedIPAddress[]>;
+  services(): Promise<ServiceRecord[]>;
+  close(): void;
+}
+
+/**
+ * The listing --from names (`from`: a file, or "-" for standard input) as status and check read a
+ * cluster. A file without ServiceCIDRs is refused (every IPAddress would read as outside every
+ * range), and one without Services when they are asked for (check would take every IPAddress for
+ * an orphan). Throws CliError naming the file.
+ */
+async function savedListing(from: string, io: Io): Promise<SavedSource> {
+  const said = from === '-' ? 'standard input' : quoteText(from);
+  const tooLarge = () => new CliError(`${said} is not a saved listing: it holds more than 500 MiB`);
+  let text: string;
+  if (from === '-') text = await readStdinText(io.stdin, SAVED_LISTING_MAX_BYTES, tooLarge);
+  else {
+    try {
+      text = readFileBounded(
+        from,
+        SAVED_LISTING_MAX_BYTES,
+        tooLarge,
+        (what) => new CliError(`${said} is not a saved listing: it is ${what}, not a regular file`),
+      );
+    } catch (e) {
+      if (e instanceof CliError) throw e;
+      throw unreadableFile('--from', from, e);
+    }
+  }
+  const listing = readSavedListing(text, said);
+  const saveThem = `save them too: ${SAVED_LISTING_COMMAND}`;
+  if (listing.serviceCIDRs.length === 0) {
+    throw new CliError(
+      `${said} holds no ServiceCIDR, and a cluster that gives ClusterIPs from IPAddress objects has at least one: every IPAddress would read as outside every range; ${saveThem}`,
+    );
+  }
+  return {
+    context: '',
+    server: '',
+    from,
+    serviceCIDRs: async () => listing.serviceCIDRs,
+    ipAddresses: async () => listing.ipAddresses,
+    async services() {
+      if (listing.services !== undefined) return listing.services;
+      throw new CliError(
+        `${said} holds no Service: check compares each IPAddress with the Service that holds it, and would take every one for an orphan; ${saveThem}`,
+      );
+    },
+    close() {},
+  };
+}
+
 // ── status ──────────────────────────────────────────────────────────────────────────────────
 
 async function status(args: readonly string[], io: Io, prog: string): Promise<number> {
@@ -668,8 +770,9 @@ async function status(args: readonly string[], io: Io, prog: string): Promise<nu
     return EXIT_CLEAN;
   }
   const top = wholeNumberOption(STATUS_OPTIONS, 'top', values.top);
+  const from = fromOption(values, io);
   const { summarize, renderStatus } = await loadCore();
-  const cluster = await connect(values, io);
+  const cluster = from === undefined ? await connect(values, io) : await savedListing(from, io);
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
     const ipAddresses = await cluster.ipAddresses();
@@ -690,6 +793,9 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     return EXIT_CLEAN;
   }
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
+  if (values.fix && values.from !== undefined) {
+    throw new UsageError('--fix deletes IPAddress objects from a cluster, and --from reads no cluster: run check --fix without --from');
+  }
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
   const graceMs = durationOption(CHECK_OPTIONS, 'grace', values.grace);
   // upstream waits that long for a Service whose IPAddress was made first: a shorter grace may
@@ -700,8 +806,10 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     );
   }
   const now = io.now ?? Date.now;
+  const from = fromOption(values, io);
   const { findProblems, fix, notFixedSummary, renderCheck } = await loadCore();
-  const cluster = await connect(values, io);
+  const saved = from === undefined ? undefined : await savedListing(from, io);
+  const cluster = saved ?? (await connect(values, io));
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
     const ipAddresses = await cluster.ipAddresses();
@@ -711,6 +819,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
       schema: 'ipallocator/check/v1',
       context: cluster.context,
       server: cluster.server,
+      from: saved === undefined ? null : saved.from,
       graceSeconds: graceMs / 1000,
       findings,
       pending,
@@ -735,7 +844,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
         confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
       }
       report.fixed = confirmed
-        ? await fixInterruptibly(io, (options) => fix(cluster, findings, { now, graceMs, listed: ipAddresses, ...options }))
+        ? await fixInterruptibly(io, (options) => fix(cluster as Cluster, findings, { now, graceMs, listed: ipAddresses, ...options }))
         : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
       // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
       const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
@@ -893,7 +1002,9 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   if (values.snapshot !== undefined) {
     const said = snapshotFile === undefined ? 'standard input' : quoteText(snapshotFile);
     const range =
-      snapshotFile === undefined ? parseSnapshot(core, await readStdinSnapshot(io.stdin), said) : readSnapshot(core, snapshotFile);
+      snapshotFile === undefined
+        ? parseSnapshot(core, await readStdinText(io.stdin, SNAPSHOT_MAX_BYTES, () => snapshotTooLarge('standard input')), said)
+        : readSnapshot(core, snapshotFile);
     try {
       if (prefix !== undefined && prefix.cidr !== range.cidr) {
         throw new UsageError(`the snapshot in ${said} is of ${range.cidr}, not ${prefix.cidr}`);
@@ -1054,15 +1165,15 @@ function readSnapshot(core: typeof WithCore, path: string): Range {
   return parseSnapshot(core, text, said);
 }
 
-/** A snapshot from standard input (`--snapshot -`) as text, read to its end, at most SNAPSHOT_MAX_BYTES. */
-async function readStdinSnapshot(input: Readable): Promise<string> {
+/** Standard input (`--snapshot -`, `--from -`) as text, read to its end; past `maxBytes`, `tooLarge()` is thrown. */
+async function readStdinText(input: Readable, maxBytes: number, tooLarge: () => Error): Promise<string> {
   const pieces: Buffer[] = [];
   let held = 0;
   for await (const chunk of input) {
     const piece = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     held += piece.length;
     // past the bound, read no further: a pipe from something without end (`cat /dev/zero |`) ends here
-    if (held > SNAPSHOT_MAX_BYTES) throw snapshotTooLarge('standard input');
+    if (held > maxBytes) throw tooLarge();
     pieces.push(piece);
   }
   return Buffer.concat(pieces, held).toString('utf8');

@@ -33,13 +33,16 @@ import { hasAllocatorLabels, parseRecordName } from '../adapters/records.ts';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import type { ListedServiceCIDR } from './listing.ts';
 import { allocatedAddressInto, byIP, holds, placement, rangesOf, type ServiceRange, sortByAddress } from './ranges.ts';
-import { appendLines, bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
+import { appendLines, bar, counted, firstOf, formatCount, named, percent, shown, sourceText, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
 export interface StatusReport {
   schema: 'ipallocator/status/v1';
+  /** The kubeconfig context and its server; both "" for a saved listing (`from`). */
   context: string;
   server: string;
+  /** The saved listing read (`--from`: the file as given, "-" for standard input); null for a cluster. */
+  from: string | null;
   /** IPAddress objects listed, in every range or none; a name listed twice counts once. */
   ipAddresses: number;
   serviceCIDRs: ServiceCIDRStatus[];
@@ -157,7 +160,7 @@ interface HeldRange {
  * many ranges there are); nothing is kept per address but what is listed.
  */
 export function summarize(
-  context: { context: string; server: string },
+  context: { context: string; server: string; from?: string | undefined },
   serviceCIDRs: readonly ListedServiceCIDR[],
   listed: readonly IPAddressRecord[],
 ): StatusReport {
@@ -291,6 +294,7 @@ export function summarize(
     schema: 'ipallocator/status/v1',
     context: context.context,
     server: context.server,
+    from: context.from ?? null,
     ipAddresses: ipAddresses.length,
     serviceCIDRs: cidrs,
     unserved: { count: unserved.length, addresses: unserved },
@@ -384,7 +388,7 @@ function whyNotReady(sc: ServiceCIDRStatus): string {
 export function render(report: StatusReport, options: { top: number }): string {
   const out: string[] = [];
   out.push(
-    `context ${named(report.context)} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`,
+    `${report.from === null ? `context ${named(report.context)} (${report.server})` : sourceText(report)}: ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`,
   );
   for (const sc of report.serviceCIDRs) {
     const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : `not ready${whyNotReady(sc)}`;

@@ -132,3 +132,9 @@ export function markedForDeletion(finalizers: readonly unknown[]): string {
     ? `marked for deletion: a finalizer holds it (${showUnseen(cutMessage(finalizers.map(String).join(', ')))})`
     : 'marked for deletion, not removed yet';
 }
+
+/** What a report was made from, for its text: `context "x"`, `file cluster.json`, or standard input. */
+export function sourceText(report: { context: string; from: string | null }): string {
+  if (report.from === null) return `context ${named(report.context)}`;
+  return report.from === '-' ? 'standard input' : `file ${named(report.from)}`;
+}

@@ -186,10 +186,10 @@ step('npm pack: exactly what runs', () => {
   }
   const missing = required.filter((f) => !files.includes(f));
   // the pages the README links (npm links to them) and those they link in turn, the `map
-  // --snapshot` example's input; no declarations for the CLI, which exports nothing. No pictures:
+  // --snapshot` example's input and the `--from` example's listing; no declarations for the CLI, which exports nothing. No pictures:
   // npmjs.com shows a README's pictures from the repository package.json names, never from the
   // package, so there they would only weigh (JSR shows them from its package: see below)
-  const docs = [...linkedDocuments('README.md', false), 'docs/map-example.json'];
+  const docs = [...linkedDocuments('README.md', false), 'docs/map-example.json', 'docs/cluster-example.json'];
   required.push(...docs);
   const stray = files.filter(
     (f) =>
@@ -497,6 +497,13 @@ step("the README's map example on the snapshot that ships with the package", () 
   );
   if (!/^wrote "map\.svg": 10\.96\.0\.0\/16, /.test(out)) throw new Error(`unexpected output: ${out}`);
   return out.trim();
+});
+
+step("the README's status --from example on the listing that ships with the package", () => {
+  const example = 'node_modules/ipallocator/docs/cluster-example.json';
+  const out = run(join(app, 'node_modules', '.bin', 'ipallocator'), ['status', '--from', example], app);
+  if (!out.startsWith(`file ${example}: 2 ServiceCIDRs, 27 IPAddresses\n`)) throw new Error(`unexpected output: ${out}`);
+  return out.split('\n')[0];
 });
 
 const typeChecks = [];

@@ -1562,6 +1562,7 @@ describe('check at the scale of a large cluster', () => {
       schema: 'ipallocator/check/v1',
       context: 'big',
       server: 'https://big',
+      from: null,
       graceSeconds: 60,
       findings,
       pending: [],
