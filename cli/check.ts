@@ -146,11 +146,12 @@ const serviceFinding = (svc: ServiceRecord, ip: string) => ({ ip, service: keyOf
 /**
  * Applies the repair rules to one listing. `now` in ms since the epoch. An IPAddress name listed
  * twice is one object, the later item (onePerName), as upstream's informer keeps it; a finding
- * about it says the server listed it twice.
+ * about it says who listed it twice: `listedBy`, "the server listed" unless a saved listing was
+ * read ("the file lists").
  */
 export function findProblems(
   input: { ipAddresses: readonly ListedIPAddress[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
-  options: { now: number; graceMs: number },
+  options: { now: number; graceMs: number; listedBy?: string },
 ): { findings: Finding[]; pending: CheckReport['pending'] } {
   // namespace → name → Service: a lookup builds no "namespace/name" text (10^5 strings to collect)
   const services = new Map<string, Map<string, ServiceRecord>>();
@@ -163,7 +164,8 @@ export function findProblems(
   const { ipAddresses, listedTimes, find } = onePerName(input.ipAddresses);
   const listedNote = (name: string) => {
     const times = listedTimes.get(name);
-    return times === undefined ? '' : `; the server listed it ${times === 2 ? 'twice' : `${times} times`}, read as the later item`;
+    const by = options.listedBy ?? 'the server listed';
+    return times === undefined ? '' : `; ${by} it ${times === 2 ? 'twice' : `${times} times`}, read as the later item`;
   };
 
   // Every ClusterIP read once, as the repair loop reads it, for both loops: `clusterIPs` in listing

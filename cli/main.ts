@@ -814,7 +814,8 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     const serviceCIDRs = await cluster.serviceCIDRs();
     const ipAddresses = await cluster.ipAddresses();
     const services = await cluster.services();
-    const { findings, pending } = findProblems({ ipAddresses, services, serviceCIDRs }, { now: now(), graceMs });
+    const listedBy = saved === undefined ? undefined : saved.from === '-' ? 'standard input lists' : 'the file lists';
+    const { findings, pending } = findProblems({ ipAddresses, services, serviceCIDRs }, { now: now(), graceMs, listedBy });
     const report: CheckReport = {
       schema: 'ipallocator/check/v1',
       context: cluster.context,

@@ -157,6 +157,20 @@ describe('--from refusals', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ ipAddresses: 27 });
   });
 
+  it('check says an IPAddress the file lists twice is listed twice by the file, read as the later item', async () => {
+    const orphan = ofKind('IPAddress').find((o) => o.metadata.name === '10.96.0.245')!;
+    const now = () => Date.now() + 3600_000; // past the grace
+    const path = file('twice.json', list([...example.items, orphan]));
+    const report = JSON.parse((await cli(['check', '--json', '--from', path], { now })).stdout) as CheckReport;
+    const found = report.findings.find((f) => f.ip === orphan.metadata.name)!;
+    expect(found.message).toMatch(/; the file lists it twice, read as the later item$/);
+    const text = await cli(['check', '--from', '-'], {
+      stdin: JSON.stringify(list([...example.items, orphan, orphan])),
+      now,
+    });
+    expect(text.stdout).toContain('; standard input lists it 3 times, read as the later item');
+  });
+
   // A malformed listing is said as a cluster's malformed answer is: what was found, the item by its index.
   const sc = ofKind('ServiceCIDR')[0]!;
   const svc = ofKind('Service')[0]!;
