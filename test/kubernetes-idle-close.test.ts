@@ -7,6 +7,7 @@
 // a new connection is sent once more with either.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
@@ -167,6 +168,62 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     expect(err?.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: .*ECONNREFUSED.* \(the API server at http:\/\/127\.0\.0\.1:\d+\)$/,
     );
+  });
+});
+
+describe('a get sent once more after its connection closed before any answer, then failing on its own', () => {
+  // Regression: a deadline, or the giving up after the waits the server asked for, made an error
+  // that said only the second send, as if the get had been sent once.
+  it('ends by its deadline saying both', async () => {
+    const { double } = await setUp();
+    const store = new KubernetesStore(kubeConfigFor(double.url), { start: false, requestTimeoutMs: 2000 });
+    closing.push(() => store.close());
+    double.closeOnArrival('get', 1, 'any');
+    double.setLatency(KEPT_ALIVE_MS, 'get'); // the second send is never answered
+    const err = await store.get('10.0.0.7').then(
+      () => undefined,
+      (e: unknown) => e as KubernetesApiError,
+    );
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err?.timeoutMs).toBe(2000);
+    expect(err?.message).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: no answer from http:\/\/127\.0\.0\.1:\d+ within 2000 ms \(requestTimeoutMs\)$/,
+    );
+    expect(double.closedOnArrival).toBe(1);
+    expect(double.requestsOf('get')).toHaveLength(1); // the second send reached the server
+  });
+
+  it('throttled ten times, then closed, then throttled again: gives up saying both', async () => {
+    // a server that asks for a wait (429, Retry-After: 0) ten times, closes the eleventh request's
+    // connection as it arrives, and asks for a wait again
+    let requests = 0;
+    const server = http.createServer((req, res) => {
+      if (++requests === 11) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(
+        JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'slow down', reason: 'TooManyRequests', code: 429 }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise((resolve) => server.close(resolve)));
+    closing.push(() => server.closeAllConnections());
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const store = new KubernetesStore(kubeConfigFor(url), { start: false, requestTimeoutMs: 60_000 });
+    closing.push(() => store.close());
+    const err = await store.get('10.0.0.7').then(
+      () => undefined,
+      (e: unknown) => e as KubernetesApiError,
+    );
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err?.resends).toBe(10);
+    expect(err?.code).toBe(429);
+    expect(err?.message).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: gave up after 10 resends \(the server throttled it \(429\) 10 times, each waited out as it asked\); the last answer: HTTP 429 TooManyRequests: slow down$/,
+    );
+    expect(requests).toBe(12);
   });
 });
 

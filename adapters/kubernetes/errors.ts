@@ -422,7 +422,17 @@ function sentTwice(err: unknown): string {
   if (typeof err !== 'object' || err === null) return '';
   if (closedTwice.has(err)) return CLOSED_TWICE;
   if (!closedFirst.has(err)) return '';
-  return `sent twice, its connection closed before any answer the first time (${messages(closedFirst.get(err))}); the second time: `;
+  return closedTheFirstTime(closedFirst.get(err));
+}
+
+/**
+ * How the failure of a read's second send begins when its first send's connection closed before
+ * any answer (`first`, that send's failure): the errors translate makes say it so (noteClosedFirst),
+ * and so do those ApiRequests makes itself (its deadline, its giving up).
+ * @internal
+ */
+export function closedTheFirstTime(first: unknown): string {
+  return `sent twice, its connection closed before any answer the first time (${messages(first)}); the second time: `;
 }
 
 /** The first send's failure of a read whose second send was answered (noteClosedFirst): the cause of the error that says so. */

@@ -65,6 +65,7 @@ import { kubeconfigInUse } from './config.ts';
 import {
   blockedPort,
   causeChain,
+  closedTheFirstTime,
   deniedByRuntime,
   describeAnswer,
   hasInvalidHeader,
@@ -171,6 +172,11 @@ export class ApiRequests {
    * A rejection that leaves open whether the request took effect is marked so (answerLost): the
    * deadline passed, or the connection failed, after an attempt went out (not one that failed to
    * connect: wentOut), or after an attempt answered with a 5xx was waited out.
+   *
+   * A read sent once more because its connection closed before any answer (closedUnanswered)
+   * that then fails says how its first send ended too (`sent twice, its connection closed before
+   * any answer the first time (…); the second time: …`), whether the error is made here (the
+   * deadline, the giving up) or by the caller's translate (noteClosedFirst, noteClosedTwice).
    */
   async run<T>(
     target: RequestTarget,
@@ -188,6 +194,8 @@ export class ApiRequests {
     // a read sent once more after its connection closed unanswered: how many answers had been waited out then
     let resentAfterClose: number | undefined;
     let firstClose: unknown; // and the failure of the send whose connection closed so
+    // how a failure of the send right after that one begins, saying how the first ended too; '' otherwise
+    const closedBefore = (): string => (resentAfterClose === waited.length ? closedTheFirstTime(firstClose) : '');
     // whether the attempt running was sent: client-node runs the middleware after authenticating
     // (an exec credential plugin), just before the fetch; whether it was written on a connection
     // made and secured (`pending` from then on until it failed or was answered in full); and the
@@ -203,7 +211,7 @@ export class ApiRequests {
     if (this.timeoutMs !== Infinity) {
       deadline = setTimeout(() => {
         const redirected = elsewhere(route);
-        const error = this.timeoutError(target, waited, attempt, signal, redirected);
+        const error = this.timeoutError(target, waited, attempt, signal, redirected, closedBefore());
         if (attempt.pending || serverErrorsWaitedOut() !== undefined) LOST_ANSWERS.set(error, attempt.answered);
         // the answers waited out came from that host: the messages that name them say so
         if (redirected !== undefined) noteRedirect(error, redirected);
@@ -294,7 +302,7 @@ export class ApiRequests {
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
           if (waited.length === MAX_RETRIES) {
-            const gaveUp = this.gaveUpError(target, waited, asked.error, e);
+            const gaveUp = this.gaveUpError(target, waited, asked.error, e, closedBefore());
             if (redirected !== undefined) noteRedirect(gaveUp, redirected);
             throw gaveUp;
           }
@@ -315,9 +323,16 @@ export class ApiRequests {
    * The request sent again as often as allowed and answered with one more wait: given up, with
    * the last answer's code and Status, and a message that says so — e.g. `get … "10.96.0.10":
    * gave up after 10 resends (the server throttled it (429) 10 times, each waited out as it
-   * asked); the last answer: HTTP 429 TooManyRequests: …`.
+   * asked); the last answer: HTTP 429 TooManyRequests: …`, after `closedBefore` (how a send
+   * right after one whose connection closed unanswered says that first one, closedTheFirstTime).
    */
-  private gaveUpError(target: RequestTarget, waited: readonly number[], last: KubernetesApiError, answer: unknown): KubernetesApiError {
+  private gaveUpError(
+    target: RequestTarget,
+    waited: readonly number[],
+    last: KubernetesApiError,
+    answer: unknown,
+    closedBefore: string,
+  ): KubernetesApiError {
     const { body, headers } = answer as { body?: unknown; headers?: unknown };
     return new KubernetesApiError(
       target.verb,
@@ -325,7 +340,7 @@ export class ApiRequests {
       target.name,
       last.code,
       last.status,
-      `gave up after ${waited.length} resends (the server ${waitedText(waited)}, each waited out as it asked); ` +
+      `${closedBefore}gave up after ${waited.length} resends (the server ${waitedText(waited)}, each waited out as it asked); ` +
         `the last answer: ${describeAnswer(last.code!, last.status, body, headers)}`,
       undefined,
       undefined,
@@ -372,6 +387,7 @@ export class ApiRequests {
     { sent, answered }: { sent: boolean; answered?: number | undefined },
     signal: AbortSignal,
     redirected: string | undefined,
+    closedBefore: string,
   ): KubernetesApiError {
     // e.g. "; the server throttled it (429) 2 times and answered 503 once, 500 3 times with a Retry-After meanwhile"
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
@@ -379,8 +395,7 @@ export class ApiRequests {
     const user = sent || this.kc === undefined ? undefined : execPluginUser(this.kc);
     const from = this.shownHost(redirected);
     // an answer that began says what it began with: a create answered 201 made the object
-    return unansweredError(
-      target,
+    const what =
       user === undefined
         ? answered === undefined
           ? `no answer from ${from} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
@@ -389,10 +404,9 @@ export class ApiRequests {
           ? `the request waited ${this.timeoutMs} ms (requestTimeoutMs${waits}) behind the exec credential plugin of user ${quoteText(user)}, ` +
             'still running for another request (the plugins of a KubeConfig run one at a time, as kubectl runs them), and was not sent'
           : `the exec credential plugin of user ${quoteText(user)} did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
-            `${this.stopsPlugins ? 'it was stopped, and ' : ''}the request was not sent`,
-      undefined,
-      this.timeoutMs,
-    );
+            `${this.stopsPlugins ? 'it was stopped, and ' : ''}the request was not sent`;
+    // after a send whose connection closed before any answer, that first send is said too
+    return unansweredError(target, `${closedBefore}${what}`, undefined, this.timeoutMs);
   }
 }
 
