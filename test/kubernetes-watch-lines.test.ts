@@ -1,8 +1,9 @@
 // The watch's lines, read by the store itself: a line that is not JSON, not an event, longer than
 // any event, or an event the informer fails to apply ends the watch as a failure — in lastError,
 // followed by a re-list — never a change dropped while the state says synced. And the request on
-// the wire is the one client-node's Watch sends.
+// the wire is the one client-node's Watch sends; once ended, it leaves nothing on the signal it was given.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
 import { Watch } from '@kubernetes/client-node';
 import type { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Informer } from '../adapters/kubernetes/informer.ts';
@@ -354,5 +355,46 @@ describe('the watch request on the wire', () => {
     expect(b!.headers).toEqual(a!.headers);
     expect(b!.authorization).toBe(`Bearer ${'test-token-must-not-leak-0123456789'}`);
     await until(() => ended !== 'not yet', 'onDone after the abort');
+  });
+});
+
+describe('a watch given a signal that outlives it', () => {
+  // Regression: every watch left its abort listener on the signal it was given, for as long as
+  // that signal lived (Node warns past 10 of them, and each held its watch's state).
+  it('lets go of its abort listener once it ends, however it ends: a signal used for many watches gathers none', async () => {
+    const d = await ApiServerDouble.start();
+    const requests = new ApiRequests(d.url, 10_000);
+    const lw = clientNodeListerWatcher(kubeConfigFor(d.url), requests, RESOURCE, PATH, async () => ({}));
+    const signal = new AbortController().signal;
+    const ends: unknown[] = [];
+    const watch = () =>
+      lw.watch(
+        { resourceVersion: d.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300, signal },
+        () => {},
+        (err) => ends.push(err),
+      );
+    try {
+      for (let i = 1; i <= 3; i++) {
+        // ended by the server
+        void watch();
+        await until(() => d.openWatches() === 1, 'the watch');
+        expect(getEventListeners(signal, 'abort')).toHaveLength(1); // the watch's own, while it runs
+        d.closeWatches();
+        await until(() => ends.length === 3 * i - 2, 'the watch ended by the server');
+        // refused before any answer
+        d.failNext('watch', 1, 500);
+        await watch();
+        await until(() => ends.length === 3 * i - 1, 'the watch refused');
+        // aborted by its caller
+        const abort = await watch();
+        await until(() => d.openWatches() === 1, 'the watch');
+        abort();
+        await until(() => ends.length === 3 * i && d.openWatches() === 0, 'the watch aborted');
+      }
+      expect(ends.filter((e) => e === null)).toHaveLength(3);
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    } finally {
+      await d.close();
+    }
   });
 });

@@ -61,7 +61,7 @@ export interface WatchTarget {
   query: Record<string, string | number | boolean>;
   /** client-node 2.x's timer (see the file comment), in ms. */
   timerMs: number;
-  /** Aborts the watch at any time, before the answer too (a caller that gave up on it). */
+  /** Aborts the watch at any time, before the answer too (a caller that gave up on it); left alone once the watch ended. */
   signal?: AbortSignal | undefined;
 }
 
@@ -106,6 +106,8 @@ export async function openWatch(
     if (done) return;
     done = true;
     if (timer !== undefined) clearTimeout(timer);
+    // the caller's signal may outlive the watch (one for many watches): nothing of it is kept
+    target.signal?.removeEventListener('abort', abort);
     controller.abort();
     onDone(timedOut ? timeoutError() : aborted ? abortError() : err);
   };
