@@ -164,7 +164,8 @@ export class SyncDeniedError extends IPAllocatorError {
     const flag = /run again with the (--allow-[a-z]+) flag$/.exec(denied)?.[1];
     const grant = flag === undefined ? 'grant the permission it names' : `run with ${flag}`;
     super(
-      `${target}: ${resource} not synced: Deno denies the list a permission it needs, on every retry until it is granted: ${grant} (last error: ${lastError.message})`,
+      `${target}: ${resource} not synced: Deno denies the list a permission it needs, on every retry until it is granted: ` +
+        `${grant} (last error: ${lastError.message})`,
     );
     this.target = target;
     this.flag = flag;
@@ -259,8 +260,10 @@ export function blockedRedirectWhy(subject: string, port: string, location?: str
       ? `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}, on port ${url.port}, a port`
       : `${port === '' ? 'a port' : `port ${port}, a port`}`;
   return (
-    `${subject} answered with a redirect to ${to} fetch never connects to, one of the Fetch standard's "bad ports"${url === undefined ? ' (fetch does not say which URL)' : ''}; ` +
-    'kube-apiserver does not redirect API requests: something in front of it does (a proxy, a login page), or the kubeconfig names another server'
+    `${subject} answered with a redirect to ${to} fetch never connects to, one of the Fetch standard's "bad ports"` +
+    `${url === undefined ? ' (fetch does not say which URL)' : ''}; ` +
+    'kube-apiserver does not redirect API requests: something in front of it does (a proxy, a login page), ' +
+    'or the kubeconfig names another server'
   );
 }
 
@@ -366,7 +369,11 @@ export function noteRedirectLocation(err: unknown, location: string): void {
   if (typeof err === 'object' && err !== null) redirectLocations.set(err, location);
 }
 
-/** The URL the redirect named that the request failed with `err` (or one of its causes) was last answered with (noteRedirectLocation), else undefined. @internal */
+/**
+ * The URL the redirect named that the request failed with `err` (or one of its causes) was last
+ * answered with (noteRedirectLocation), else undefined.
+ * @internal
+ */
 export function redirectLocation(err: unknown): string | undefined {
   return causeChain(err)
     .map((e) => redirectLocations.get(e))
@@ -972,11 +979,13 @@ const OIDC_REFRESH_FAILED =
 
 /** What isAuthProviderCommandFailure's failure is said as. */
 const AUTH_PROVIDER_COMMAND_FAILED =
-  "the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)";
+  "the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed " +
+  '(its args are not shown: they may hold a credential)';
 
 /** What isNoExecCredential's failure is said as. */
 const NO_EXEC_CREDENTIAL =
-  "the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential";
+  "the user's credentials could not be read: its exec plugin printed no ExecCredential " +
+  '(JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential';
 
 /** Whether an error or one of its causes is an invalid header value (isInvalidHeader). @internal */
 export function hasInvalidHeader(err: unknown): boolean {
@@ -1028,7 +1037,10 @@ function headersOf(err: unknown): unknown {
   return (err as { headers?: unknown }).headers;
 }
 
-/** The standard reason phrase of an HTTP status as Go's net/http StatusText words it (what kubectl prints), or "error" for a code without one. */
+/**
+ * The standard reason phrase of an HTTP status as Go's net/http StatusText words it (what kubectl
+ * prints), or "error" for a code without one.
+ */
 function statusText(code: number): string {
   return REASON_PHRASES[code] ?? 'error';
 }

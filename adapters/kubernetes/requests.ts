@@ -98,7 +98,8 @@ export function requestTimeoutOption(value: unknown, owner: string): number {
   if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
   if (typeof value === 'number' && value >= 1 && (value <= MAX_TIMEOUT_MS || value === Infinity)) return value;
   throw new InvalidArgumentError(
-    `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${formatCount(MAX_TIMEOUT_MS)} or Infinity, got ${quoteInput(value)}`,
+    `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${formatCount(MAX_TIMEOUT_MS)} or Infinity, ` +
+      `got ${quoteInput(value)}`,
   );
 }
 
@@ -401,9 +402,11 @@ export class ApiRequests {
           ? `no answer from ${from} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
           : `the answer from ${from} (HTTP ${answered}) began but did not end within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
         : waitsForAnotherRequestsPlugin(signal)
-          ? `the request waited ${this.timeoutMs} ms (requestTimeoutMs${waits}) behind the exec credential plugin of user ${quoteText(user)}, ` +
+          ? `the request waited ${this.timeoutMs} ms (requestTimeoutMs${waits}) ` +
+            `behind the exec credential plugin of user ${quoteText(user)}, ` +
             'still running for another request (the plugins of a KubeConfig run one at a time, as kubectl runs them), and was not sent'
-          : `the exec credential plugin of user ${quoteText(user)} did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
+          : `the exec credential plugin of user ${quoteText(user)} ` +
+            `did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
             `${this.stopsPlugins ? 'it was stopped, and ' : ''}the request was not sent`;
     // after a send whose connection closed before any answer, that first send is said too
     return unansweredError(target, `${closedBefore}${what}`, undefined, this.timeoutMs);
@@ -891,7 +894,8 @@ function bodyTooLarge(target: RequestTarget, status: number): KubernetesApiError
     target.name,
     undefined,
     undefined,
-    `the answer (HTTP ${status}) went on past ${MAX_ANSWER_BODY_BYTES / (1024 * 1024)} MiB, more than any answer of the API server holds, ` +
+    `the answer (HTTP ${status}) went on past ${MAX_ANSWER_BODY_BYTES / (1024 * 1024)} MiB, ` +
+      'more than any answer of the API server holds, ' +
       'and was not read further (a server or proxy sending without end?)',
     undefined,
     undefined,
