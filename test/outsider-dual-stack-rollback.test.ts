@@ -47,3 +47,31 @@ describe('DualStackAllocator rollback when the delete and the check both fail', 
     });
   }
 });
+
+describe('DualStackAllocator rollback when the delete fails but may have taken effect, and the check fails', () => {
+  // A delete whose answer was lost (a timeout) may have removed the record; with the check failing
+  // too, nothing tells whether the address is still allocated: the report must not say it is, and
+  // must not lose the check's error.
+  it('does not report the address as still allocated when its record is gone, and keeps the check error', async () => {
+    const inner = new MemoryStore();
+    const errors = { create: new Error('IPv6 create refused'), delete: new Error('delete timed out'), get: new Error('read failed') };
+    const store: Store = {
+      ...failingStore(inner, errors),
+      async delete(name: string) {
+        await inner.delete(name); // taken effect, answer lost
+        throw errors.delete;
+      },
+    };
+    const reports: unknown[] = [];
+    const pair = new DualStackAllocator(new Allocator('10.0.0.0/28', { store }), new Allocator('fd00::/120', { store }), {
+      onRollbackError: (error) => reports.push(error),
+    });
+    await expect(pair.allocateNext(null, ['IPv4', 'IPv6'])).rejects.toBe(errors.create);
+    expect(inner.records()).toEqual([]); // nothing is allocated
+    expect(reports).toHaveLength(1);
+    const message = String((reports[0] as Error).message);
+    expect(message).not.toMatch(/ is still allocated /);
+    expect(message).toContain('read failed');
+    pair.destroy();
+  });
+});
