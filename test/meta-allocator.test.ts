@@ -1709,6 +1709,34 @@ describe("MetaAllocator 'weighted': every range full", () => {
         meta.destroy();
       }
     });
+
+    it('weighs again when a range with a free address is made ready after they all weighed nothing', async () => {
+      const n = 50;
+      const { store, source, net, counted } = fullRanges(n, syncOps);
+      store.deleteSync(`${net(0)}.1`); // range 0 has room, but its ServiceCIDR is not ready
+      source.setReady('sc0', false);
+      const random = seededRandom(7);
+      const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
+      try {
+        // made ready by code run inside the call once they all weighed nothing (as above)
+        let firedAt = 0;
+        counted.onAsk = () => {
+          if (firedAt === 0 && counted.asked > n) {
+            firedAt = counted.asked;
+            source.setReady('sc0', true);
+          }
+        };
+        expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
+        expect(firedAt).toBe(n + 1);
+        // as a walk weighing at every draw: one draw for the range tried first, two to pick
+        // range 0, the only one weighing anything, and one as range 0 is tried
+        const model = seededRandom(7);
+        for (let k = 0; k < 4; k++) model.nextU32();
+        expect(random.nextU32()).toBe(model.nextU32());
+      } finally {
+        meta.destroy();
+      }
+    });
   });
 });
 
