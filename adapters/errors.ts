@@ -387,9 +387,9 @@ export interface OutOfMemoryDetails {
    * stopped part-way (a warm start or rebuild of an Allocator's index; a Range's restore,
    * fromSnapshot, loadMany, allocateMany), an estimate of the whole load, which the message calls
    * one: what the load reached, plus, for each address it had not loaded, what the index held per
-   * address loaded (20 bytes at least), and never less than 20 bytes for every address of the
-   * load, less what the load grew a live index into and it kept, in use already (the most a
-   * sparse index holds one in), so that a cap raised by `requested - free` (rounded up to
+   * address loaded (20 bytes at least), and never less than 20 bytes (the most a sparse index
+   * holds one in) for every address of the load, less what the load grew a live index into and
+   * kept (in use already), so that a cap raised by `requested - free` (rounded up to
    * 64 KiB, as setMemoryLimit takes it) should let the same call through: it errs high, many
    * times over for runs of neighbouring addresses.
    */
