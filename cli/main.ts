@@ -239,6 +239,8 @@ Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress obje
                 --fix deletes the leaks
   map CIDR      draw a range as an SVG map (from the cluster, or from a Range snapshot file)
 
+status and check read the cluster of the current kubeconfig context, or with --from FILE a saved
+listing (kubectl get servicecidrs,ipaddresses,services -A -o json), no cluster needed.
 Run '${p} <command> --help' for a command's options, '${p} --version' for the version.
 Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error (with --json,
 nothing on stdout: check the exit code, set -o pipefail), 130 any command ended by Ctrl-C (143

@@ -1837,6 +1837,7 @@ describe('ipallocator: failures', () => {
     const top = await cli(['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/status[\s\S]*check[\s\S]*map CIDR/);
+    expect(top.stdout).toContain('with --from FILE a saved\nlisting'); // status and check without a cluster
     const bare = await cli([]); // no command: the same help, on stderr, as a usage error
     expect(bare.code).toBe(2);
     expect(bare.stdout).toBe('');
