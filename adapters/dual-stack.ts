@@ -57,8 +57,9 @@ export interface DualStackOptions {
    * allocated after the release — with a StillAllocatedError, whose `cause` is the store's delete
    * error when the allocator told it (an allocator's release ignores the store's delete errors,
    * as upstream's Release does, and tells them to the `onDeleteError` the rollback gives it; the
-   * rollback asks `has` afterwards; when that check fails after a failed delete, the address is
-   * reported so too, not with the check's error) — or when an allocator of your own answered allocateNext with
+   * rollback asks `has` afterwards; when that check fails after a failed delete, whose answer may
+   * have been lost after it took effect, the address is reported as one that may still be
+   * allocated, the check's error as its `checkError`) — or when an allocator of your own answered allocateNext with
    * something that is no address of its family: that answer is not released (it names no address
    * to release), and is reported with an IPAllocatorError as `ip` (the text it answered, or a
    * description such as `42 (number)` when it answered no text). The original error is rethrown
@@ -83,6 +84,10 @@ export interface DualStackOptions {
  * caller took since is not reported; when the records cannot tell — no uids and the same owner,
  * or a record that could not be read — the message names that too.) The address stays taken
  * until released, or removed by a repair loop (`reconcile`).
+ *
+ * When the delete failed and the has() check failed too, nothing tells whether the address is
+ * still allocated (a delete whose answer was lost, a timeout, may have taken effect): the message
+ * says it `may still be allocated`, `cause` is the delete's error and `checkError` the check's.
  */
 export class StillAllocatedError extends IPAllocatorError {
   static override readonly code = 'ERR_STILL_ALLOCATED' as const;
@@ -91,27 +96,53 @@ export class StillAllocatedError extends IPAllocatorError {
   readonly ip: string;
   readonly family: IPFamily;
   /**
+   * The error of the has() check that followed a failed delete, when that check failed too: the
+   * address may or may not still be allocated. Absent when the check answered.
+   */
+  declare readonly checkError?: unknown;
+  /**
    * `deleteFailed`: the store's error, when the allocator told one. `record`, what the records
    * read before and after the release say: 'made' — still the one the call made (the same uid),
    * so no other caller took the address; 'same owner' — without uids, one of the same owner,
    * which may be another caller's; 'unread' (default) — they could not be compared.
+   * `checkFailed`: the error of the has() check after a failed delete, when it failed (with
+   * `deleteFailed` only): the address may still be allocated, and `record` is not read.
    */
-  constructor(ip: string, family: IPFamily, deleteFailed?: { error: unknown }, record: 'made' | 'same owner' | 'unread' = 'unread') {
+  constructor(
+    ip: string,
+    family: IPFamily,
+    deleteFailed?: { error: unknown },
+    record: 'made' | 'same owner' | 'unread' = 'unread',
+    checkFailed?: { error: unknown },
+  ) {
     super(
-      deleteFailed !== undefined
-        ? `${ip} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`
-        : record === 'made'
-          ? `${ip} is still allocated after the rollback released it: its record is still the one the call made (a finalizer holds it, or the delete left it without an error)`
-          : `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller${record === 'same owner' ? ' with the same owner' : ''} took it since)`,
+      deleteFailed !== undefined && checkFailed !== undefined
+        ? `${ip} may still be allocated after the rollback released it: its delete failed, and checking failed too (${errorText(checkFailed.error)}; the delete's error is this error's cause, the check's its checkError)`
+        : deleteFailed !== undefined
+          ? `${ip} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`
+          : record === 'made'
+            ? `${ip} is still allocated after the rollback released it: its record is still the one the call made (a finalizer holds it, or the delete left it without an error)`
+            : `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller${record === 'same owner' ? ' with the same owner' : ''} took it since)`,
     );
     this.ip = ip;
     this.family = family;
     if (deleteFailed !== undefined) {
       Object.defineProperty(this, 'cause', { value: deleteFailed.error, writable: true, configurable: true });
+      if (checkFailed !== undefined) (this as { checkError?: unknown }).checkError = checkFailed.error;
     }
   }
 }
 nameErrorClasses({ StillAllocatedError });
+
+/** An error's message, or any other thrown value as a message quotes it. */
+function errorText(e: unknown): string {
+  try {
+    if (e instanceof Error) return String(e.message);
+  } catch {
+    // a Proxy whose traps throw: described below, as a value
+  }
+  return quoteInput(e);
+}
 
 /**
  * The allocators a pair owns, from its construction until it destroys them (destroyPair): a
@@ -426,9 +457,10 @@ export class DualStackAllocator {
         try {
           stillHeld = await allocator.has(ips[i]!);
         } catch (e) {
-          // the check failed: a delete that failed has left the record, which says more than the check's error
+          // the check failed: after a failed delete, which may have taken effect (its answer lost),
+          // the address may still be allocated; both errors go with the report
           if (deleteFailed === undefined) throw e;
-          throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, 'unread');
+          throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, 'unread', { error: e });
         }
         if (!stillHeld) continue;
         const held = whoHolds(made, await storedRecord(allocator, ips[i]!));

@@ -1,6 +1,6 @@
 // A DualStackAllocator's rollback on a store that fails every delete and every read: the address
-// it could not give back must be reported as still allocated, with the delete's error, not only
-// as the failed read of its check.
+// it could not give back must be reported as one that may still be allocated, with the delete's
+// error, not only as the failed read of its check.
 import { describe, expect, it } from 'vitest';
 import { Allocator, DualStackAllocator, type IPAddressRecord, MemoryStore, type Store, StillAllocatedError } from '../adapters/index.ts';
 
@@ -26,7 +26,7 @@ function failingStore(inner: MemoryStore, errors: { create: Error; delete: Error
 
 describe('DualStackAllocator rollback when the delete and the check both fail', () => {
   for (const call of ['allocateNext', 'allocate'] as const) {
-    it(`${call}: reports the IPv4 address as still allocated, with the delete's error as cause`, async () => {
+    it(`${call}: reports the IPv4 address as one that may still be allocated, the delete's error its cause, the check's its checkError`, async () => {
       const inner = new MemoryStore();
       const errors = { create: new Error('IPv6 create refused'), delete: new Error('delete failed'), get: new Error('read failed') };
       const store = failingStore(inner, errors);
@@ -43,6 +43,10 @@ describe('DualStackAllocator rollback when the delete and the check both fail', 
       expect([ip, family]).toEqual([left[0], 'IPv4']);
       expect(error).toBeInstanceOf(StillAllocatedError);
       expect((error as StillAllocatedError).cause).toBe(errors.delete);
+      expect((error as StillAllocatedError).checkError).toBe(errors.get);
+      expect((error as Error).message).toBe(
+        `${left[0]} may still be allocated after the rollback released it: its delete failed, and checking failed too (read failed; the delete's error is this error's cause, the check's its checkError)`,
+      );
       pair.destroy();
     });
   }
@@ -72,6 +76,8 @@ describe('DualStackAllocator rollback when the delete fails but may have taken e
     const message = String((reports[0] as Error).message);
     expect(message).not.toMatch(/ is still allocated /);
     expect(message).toContain('read failed');
+    expect(reports[0]).toBeInstanceOf(StillAllocatedError);
+    expect(reports[0]).toMatchObject({ cause: errors.delete, checkError: errors.get });
     pair.destroy();
   });
 });
