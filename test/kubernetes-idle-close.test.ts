@@ -7,11 +7,14 @@
 // a new connection is sent once more with either.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { BOTH_CLIENT_NODES, kubeConfigFor } from './k8s/kubeconfig.ts';
+import { BOTH_CLIENT_NODES, kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
 import { WEB } from './k8s/lost-answers.ts';
 
@@ -167,6 +170,42 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect(err?.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: .*ECONNREFUSED.* \(the API server at http:\/\/127\.0\.0\.1:\d+\)$/,
+    );
+  });
+
+  // Regression: a second send kept from going out by the kubeconfig (its TLS material, its proxy)
+  // said only that, as if the get had been sent once.
+  it('sent once more when the kubeconfig no longer lets it go out (a certificate-authority file gone), it fails saying both', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-idle-close-'));
+    closing.push(() => rmSync(dir, { recursive: true, force: true }));
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, 'not read: the server is plain HTTP\n');
+    // a server that closes the connection of the first request as it arrives, the file removed meanwhile
+    const server = net.createServer((socket) => {
+      socket.once('data', () => {
+        rmSync(caFile, { force: true });
+        socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const kc = new Config();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: url, caFile }],
+      users: [{ name: 'tester', token: TEST_TOKEN }],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 5000 });
+    closing.push(() => store.close());
+    const err = await store.get('10.0.0.7').then(
+      () => undefined,
+      (e: unknown) => e as KubernetesApiError,
+    );
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err?.message).toMatch(
+      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": its connection closed before any answer \(.*(other side closed|socket hang up|ECONNRESET).*\); the request to http:\/\/127\.0\.0\.1:\d+ was not sent again: cannot read the certificate-authority file of cluster "double" in the kubeconfig \(".*ca\.crt"\): no such file or directory \(ENOENT\)$/,
     );
   });
 });

@@ -442,6 +442,16 @@ export function closedTheFirstTime(first: unknown): string {
   return `sent twice, its connection closed before any answer the first time (${messages(first)}); the second time: `;
 }
 
+/**
+ * What a read's failure says of its first send when that send's connection closed before any
+ * answer and the second could not go out (the kubeconfig's TLS material or proxy): `first`, the
+ * first send's failure.
+ * @internal
+ */
+export function closedBeforeAnyAnswer(first: unknown): string {
+  return `its connection closed before any answer (${messages(first)})`;
+}
+
 /** The first send's failure of a read whose second send was answered (noteClosedFirst): the cause of the error that says so. */
 function firstSendFailure(err: unknown): unknown {
   const first = typeof err === 'object' && err !== null ? closedFirst.get(err) : undefined;

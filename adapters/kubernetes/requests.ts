@@ -65,6 +65,7 @@ import { kubeconfigInUse } from './config.ts';
 import {
   blockedPort,
   causeChain,
+  closedBeforeAnyAnswer,
   closedTheFirstTime,
   deniedByRuntime,
   describeAnswer,
@@ -280,10 +281,13 @@ export class ApiRequests {
             const cannotUse = inUse === undefined ? '' : `cannot use ${inUse}: `;
             const host = this.shownHost(redirected);
             const before = serverErrorsWaitedOut();
-            if (before === undefined) throw unansweredError(target, `${cannotUse}${requestNotSent(host, problem)}`, e);
+            // a read sent once more after its connection closed before any answer: that send is said too
+            const closed = resentAfterClose === waited.length ? closedBeforeAnyAnswer(firstClose) : undefined;
+            const earlier = [before, closed].filter((text) => text !== undefined).join('; ');
+            if (earlier === '') throw unansweredError(target, `${cannotUse}${requestNotSent(host, problem)}`, e);
+            const error = unansweredError(target, `${earlier}; ${cannotUse}the request to ${host} was not sent again: ${problem}`, e);
             // an earlier send was answered with a 5xx, which does not say it went unhandled: it may have taken effect
-            const error = unansweredError(target, `${before}; ${cannotUse}the request to ${host} was not sent again: ${problem}`, e);
-            LOST_ANSWERS.set(error, undefined);
+            if (before !== undefined) LOST_ANSWERS.set(error, undefined);
             throw error;
           }
           const closedUnread = READS.has(target.verb) && pending && began === undefined && closedUnanswered(e, signal, this.server);
