@@ -1766,8 +1766,9 @@ describe('KubernetesStore', () => {
     });
 
     // Regression: a watch that ended cleanly (the server's timeoutSeconds, or a proxy's) was
-    // aborted after its body had ended, which made undici drop the connection: every resume
-    // opened a new one, over https with a TLS handshake of its own. client-go's resumes reuse it.
+    // resumed at once, while undici gives a connection back to its pool only one event-loop turn
+    // after the body's end: every resume opened a new one, over https with a TLS handshake of its
+    // own. (The watch's abort after the end does not drop the connection.) client-go's resumes reuse it.
     it.each([
       ['http', false],
       ['https', true],
