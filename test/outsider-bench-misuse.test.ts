@@ -1,0 +1,64 @@
+// The bench scripts (npm run bench, npm run bench:strategies) used the way a newcomer does: an
+// output path that cannot be written, a --filter that names no case, a strategy of your own that
+// fails at its first choice. Each is refused in one line, exit 2, before anything is measured or
+// simulated; no test asserts a timing.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = new URL('..', import.meta.url);
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a bench script under tsx from the checkout; its exit code, standard output and error. */
+function script(path: string, args: readonly string[]): Promise<Outcome> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', path, ...args], { cwd: root, timeout: 90_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'outsider-bench-'));
+  writeFileSync(join(dir, 'a-file'), '');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// One case of the quick grid, a few seconds: what runs before an unwritable --out is found.
+const ONE_CASE = ['--smoke', '--filter', '^core IPv4 /16 allocateNext\\+release 0 %$'];
+
+describe('--out that cannot be written is refused before the run', () => {
+  // Regression: both scripts ran to the end (a full run: minutes), then failed on mkdir or write
+  // with a stack trace, every result lost.
+  it.each([
+    ['under a file', () => join(dir, 'a-file', 'results'), /--out .*a-file\/results: cannot write there: /],
+    [
+      'ending in a slash',
+      () => `${join(dir, 'not-yet')}/`,
+      /--out .*not-yet\/ names a directory: give a path prefix, such as .*not-yet\/results /,
+    ],
+  ])(
+    '%s: npm run bench and npm run bench:strategies exit 2 with one line',
+    async (_name, out, message) => {
+      const before = readdirSync(dir).sort();
+      const bench = await script('bench/run.ts', [...ONE_CASE, '--out', out()]);
+      expect(bench.code).toBe(2);
+      expect(bench.stdout).toBe('');
+      expect(bench.stderr).toMatch(new RegExp(`^bench: ${message.source}[^\\n]*\\n$`));
+      const strategies = await script('bench/strategies/run.ts', ['--quick', '--out', out()]);
+      expect(strategies.code).toBe(2);
+      expect(strategies.stderr).toMatch(new RegExp(`^bench:strategies: ${message.source}[^\\n]*\\n$`));
+      expect(readdirSync(dir).sort()).toEqual(before);
+    },
+    200_000,
+  );
+});
