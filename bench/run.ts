@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { runBoundary, runStoreFloor } from './boundary.ts';
 import { runPolicies } from './policies.ts';
 import { conditions, getGc, liveJsBytes } from './conditions.ts';
-import { HelpRequested, readArgs, UsageError } from './args.ts';
+import { checkOutPrefix, HelpRequested, readArgs, UsageError } from './args.ts';
 import { BenchCpu } from './cpu.ts';
 import { SteadyGate } from './steady.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
@@ -122,6 +122,13 @@ const matches = (id: string): boolean => !filterRe || filterRe.test(id);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outPrefix =
   args.out ?? (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
+try {
+  checkOutPrefix(outPrefix, args.out !== undefined);
+} catch (e) {
+  if (!(e instanceof UsageError)) throw e;
+  process.stderr.write(`bench: ${e.message}\n`);
+  process.exit(2);
+}
 
 // A case's budget is per implementation and split into `rounds` interleaved rounds (measureInRounds).
 const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number; rounds: number }> = {

@@ -25,7 +25,7 @@ import { STRATEGY_NAMES } from '../../adapters/builtin-strategies.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
 import { BenchCpu } from '../cpu.ts';
-import { HelpRequested, UsageError } from '../args.ts';
+import { checkOutPrefix, HelpRequested, UsageError } from '../args.ts';
 import { type StrategiesArgs, strategiesArgs } from './args.ts';
 import { type LineStyle, lineChart, ownStyle, STRATEGY_STYLES, type Series } from './chart.ts';
 import { type OwnStrategy, ownStrategies } from './own.ts';
@@ -54,7 +54,12 @@ const {
   own: OWN,
 } = await (async (): Promise<StrategiesArgs & { benchCpu: BenchCpu; own: OwnStrategy[] }> => {
   try {
-    const settings = strategiesArgs(process.argv.slice(2));
+    const args = process.argv.slice(2);
+    const settings = strategiesArgs(args);
+    checkOutPrefix(
+      settings.out,
+      args.some((a) => a === '--out' || a.startsWith('--out=')),
+    );
     let cpu: BenchCpu;
     try {
       cpu = new BenchCpu(settings.cpu);
