@@ -62,3 +62,18 @@ describe('--out that cannot be written is refused before the run', () => {
     200_000,
   );
 });
+
+describe('npm run bench: a --filter that names no case', () => {
+  // Regression: it ran nothing and wrote an empty table over the mode's last results ("IPv4 /24"
+  // is in the full grid only; the quick grid has no /24).
+  it('is refused with one line saying what the case names look like, nothing written', async () => {
+    const out = join(dir, 'nothing');
+    const result = await script('bench/run.ts', ['--quick', '--filter', 'IPv4 /24', '--out', out]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^bench: --filter IPv4 \/24 matches no case of the quick grid \(case names look like "allocator IPv4 \/16 [^\n]*\n$/,
+    );
+    expect(readdirSync(dir).filter((f) => f.startsWith('nothing'))).toEqual([]);
+  }, 100_000);
+});
