@@ -52,7 +52,7 @@ import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
 import { OPS, caseKey, fillLabel, textTable, targetLines, writeMarkdown, type Results, type Row } from './report.ts';
 import { GO_NOTE } from './go.ts';
 import { chartSvg } from './svg.ts';
-import { prepareBaseline, type Baseline } from './baseline.ts';
+import { BASELINE_IMPLS, prepareBaseline, type Baseline } from './baseline.ts';
 import { Seeded } from './seeded.ts';
 
 type OpKey = 'nextRelease' | 'full' | 'allocRelease' | 'has' | 'warm';
@@ -606,7 +606,24 @@ function fmt(ns: number | null): string {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The plans, once a --filter is known to match some case of them (this checkout's columns, a
+ * --baseline's, or the boundary table); UsageError otherwise, naming a case of the grid: a filter
+ * matching nothing would write an empty table over the mode's last results.
+ */
+function plansMatched(): SeriesPlan[] {
+  const plans = plan();
+  if (filterText === undefined || matches('boundary')) return plans;
+  const columns = [...IMPL_NAMES, ...(baselineRef ? BASELINE_IMPLS.map((n) => `${n}@${baselineRef}`) : [])];
+  const any = plans.some((p) => p.levels.some((l) => l.ops.some((op) => columns.some((i) => matches(caseId(i, p.range, l, op))))));
+  if (any) return plans;
+  const first = plans[0]!;
+  const example = caseId('allocator', first.range, first.levels[0]!, first.levels[0]!.ops[0]!);
+  throw new UsageError(`--filter ${filterText} matches no case of the ${mode} grid (case names look like "${example}", or "boundary")`);
+}
+
 async function main(): Promise<void> {
+  const plans = plansMatched();
   const { coreTarget } = await import('../adapters/wasm.ts');
   benchCpu = new BenchCpu(args.cpu);
   if (!smoke) gate = new SteadyGate();
@@ -632,7 +649,6 @@ async function main(): Promise<void> {
   // each baseline column right after the implementation it is the previous version of
   const columns = IMPL_NAMES.flatMap((n) => [n, ...(baseline?.impls ?? []).map((i) => i.name).filter((b) => b.startsWith(`${n}@`))]);
   const rows: Row[] = [];
-  const plans = plan();
   const total = plans.reduce(
     (n, p) =>
       n +
@@ -701,6 +717,10 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e) => {
+    if (e instanceof UsageError) {
+      process.stderr.write(`bench: ${e.message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
     process.exit(1);
   },
