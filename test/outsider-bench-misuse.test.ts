@@ -77,3 +77,28 @@ describe('npm run bench: a --filter that names no case', () => {
     expect(readdirSync(dir).filter((f) => f.startsWith('nothing'))).toEqual([]);
   }, 100_000);
 });
+
+describe('npm run bench:strategies: a strategy of your own that fails at its first choices', () => {
+  // Regression: taken as a Range accepts it when made, it ran until the simulator first asked it,
+  // then ended the run with a stack trace. Choosing one address twice shows at the second call.
+  it.each([
+    ['answers something not a boolean', 'choose() { return 1; }', /got 1 \(number\)/],
+    ['chooses a taken offset', 'choose(out) { out.hi = 0; out.lo = view.rangeOffset; return true; }', /chose offset \d+, which is taken/],
+    ['throws', "choose() { throw new Error('no choice'); }", /no choice/],
+  ])(
+    '%s: exit 2 and one line naming it, nothing simulated',
+    async (_name, chooser, message) => {
+      const file = join(dir, `first-choice-${_name.replace(/\W+/g, '-')}.mjs`);
+      writeFileSync(file, `export default { name: 'mine', forRange(view) { return { ${chooser} }; } };\n`);
+      const result = await script('bench/strategies/run.ts', ['--quick', '--strategy', file, '--out', join(dir, 's')]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^bench:strategies: --strategy ${file}: 'mine' fails a trial of two allocateNext calls on 10\\.96\\.0\\.0/24: [^\\n]*${message.source}[^\\n]*\\n$`,
+        ),
+      );
+      expect(readdirSync(dir).filter((f) => f.startsWith('s'))).toEqual([]);
+    },
+    100_000,
+  );
+});
