@@ -1,10 +1,12 @@
 // Strategies of your own in `npm run bench:strategies` (`--strategy <module>`, repeatable): each
 // module is imported, and every AllocationStrategy it exports (docs/strategies.md, "Your own
 // strategy") runs beside the built-ins, named by its `name`. Read before anything is simulated:
-// a module that cannot be imported, exports no strategy, or names one as a built-in or another
-// module's strategy is named is a usage error (one line, exit 2).
+// a module that cannot be imported, exports no strategy, names one as a built-in or another
+// module's strategy is named, or one that fails either of two allocateNext calls on an empty range
+// is a usage error (one line, exit 2).
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ErrFull } from '../../adapters/errors.ts';
 import { Range } from '../../adapters/range.ts';
 import type { AllocationStrategy } from '../../adapters/strategy.ts';
 import { UsageError } from '../args.ts';
@@ -32,7 +34,8 @@ const TRIAL_CIDRS = ['10.96.0.0/24', 'fd00:10:96::/64'];
  * of the paths and, within a module, of its exports (one exported under two names counts once).
  * `taken` are the names of the run's own lines (the built-ins, with and without a cool-down): a
  * strategy named as one of them, or as another one of yours, is refused; so is one whose chooser a
- * Range refuses (the chooser is made on a /24 and a /64, without choosing).
+ * Range refuses, or whose first two allocateNext calls fail other than with ErrFull (tried on an
+ * empty /24 and an empty /64).
  */
 export async function ownStrategies(paths: readonly string[], taken: readonly string[]): Promise<OwnStrategy[]> {
   const out: OwnStrategy[] = [];
@@ -60,10 +63,22 @@ export async function ownStrategies(paths: readonly string[], taken: readonly st
         throw new UsageError(`--strategy ${path}: a strategy named '${name}' also comes from ${twin.module}; give one another name`);
       }
       for (const cidr of TRIAL_CIDRS) {
+        let range: Range;
         try {
-          new Range(cidr, { strategy }).destroy();
+          range = new Range(cidr, { strategy });
         } catch (e) {
           throw new UsageError(`--strategy ${path}: a Range on ${cidr} refuses '${name}': ${firstLine(e)}`);
+        }
+        try {
+          range.allocateNext();
+          range.allocateNext(); // the same address twice shows here
+        } catch (e) {
+          // a strategy may find nothing it would choose on an empty range (the run counts that as full)
+          if (!(e instanceof ErrFull)) {
+            throw new UsageError(`--strategy ${path}: '${name}' fails a trial of two allocateNext calls on ${cidr}: ${firstLine(e)}`);
+          }
+        } finally {
+          range.destroy();
         }
       }
       out.push({ name, module: path, spec: { label: name, strategy } });
