@@ -2,7 +2,7 @@
 // output path that cannot be written, a --filter that names no case, a strategy of your own that
 // fails at its first choice. Each is refused in one line, exit 2, before anything is measured or
 // simulated; no test asserts a timing.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,5 +100,54 @@ describe('npm run bench:strategies: a strategy of your own that fails at its fir
       expect(readdirSync(dir).filter((f) => f.startsWith('s'))).toEqual([]);
     },
     100_000,
+  );
+});
+
+describe('npm run bench: stopped with Ctrl-C', () => {
+  // Regression: Node's default for SIGINT ends the process without its 'exit' handlers, so the
+  // Go program's build, its fill files and a --baseline's exported tree stayed in the temporary
+  // directory after each interrupted run.
+  const hasGo = (() => {
+    try {
+      execFileSync('go', ['version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasGo)(
+    'removes its temporary directories, writes nothing, exits 130',
+    async () => {
+      const tmp = mkdtempSync(join(tmpdir(), 'outsider-bench-tmp-'));
+      const out = join(dir, 'interrupted');
+      try {
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', 'bench/run.ts', '--smoke', '--filter', '^go-seed IPv4 /12 ', '--out', out],
+          // the Go build cache stays where it is shared, outside the directory watched
+          { cwd: root, env: { ...process.env, TMPDIR: tmp, GOCACHE: process.env.GOCACHE ?? join(tmpdir(), 'ipallocator-go-cache') } },
+        );
+        let stderr = '';
+        let signalled = false;
+        const code = await new Promise<number | null>((resolve) => {
+          child.stderr.on('data', (chunk: Buffer) => {
+            stderr += chunk.toString();
+            // the first case timed: the Go program is built and its session open, with its fill directory
+            if (!signalled && /\[1\/\d+\]/.test(stderr)) {
+              signalled = true;
+              child.kill('SIGINT');
+            }
+          });
+          child.on('exit', (c) => resolve(c));
+        });
+        expect(signalled).toBe(true);
+        expect(code).toBe(130);
+        expect(readdirSync(tmp).filter((f) => f.startsWith('ipallocator-'))).toEqual([]);
+        expect(readdirSync(dir).filter((f) => f.startsWith('interrupted'))).toEqual([]);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+    120_000,
   );
 });
