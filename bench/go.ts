@@ -90,6 +90,7 @@ export class GoSession {
   private buffered = '';
   private exited: Error | undefined;
   private readonly dir: string;
+  private readonly removeAtExit: () => void;
   private files = 0;
   /** Addresses loaded so far (the series order's prefix). */
   count = 0;
@@ -98,6 +99,10 @@ export class GoSession {
 
   constructor(binary: string) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ipallocator-go-fill-'));
+    // removed by close(), or at exit when the run ends first (an error, Ctrl-C: bench/run.ts)
+    const dir = this.dir;
+    this.removeAtExit = () => fs.rmSync(dir, { recursive: true, force: true });
+    process.once('exit', this.removeAtExit);
     // A pinned harness starts Go with every CPU it was allowed (a child inherits the pin, and the Go
     // runtime would size itself for one CPU); Go pins its timing thread itself (time, `pin`).
     const pinned = BenchCpu.active;
@@ -187,7 +192,8 @@ export class GoSession {
 
   close(): void {
     if (!this.exited) this.child.stdin.end();
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    process.off('exit', this.removeAtExit);
+    this.removeAtExit();
   }
 }
 

@@ -130,6 +130,21 @@ try {
   process.exit(2);
 }
 
+// Ctrl-C, a kill or a closed terminal ends the run through process.exit, so that the 'exit'
+// handlers remove the temporary directories (the Go program's build and fill files, a --baseline's
+// exported tree): Node's default for these signals ends the process without running them. The
+// results are written at the end of a run only, so an interrupted run writes none.
+for (const [signal, number] of [
+  ['SIGINT', 2],
+  ['SIGTERM', 15],
+  ['SIGHUP', 1],
+] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\nbench: stopped by ${signal}; no results written\n`);
+    process.exit(128 + number);
+  });
+}
+
 // A case's budget is per implementation and split into `rounds` interleaved rounds (measureInRounds).
 const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number; rounds: number }> = {
   full: {
