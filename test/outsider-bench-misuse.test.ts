@@ -151,3 +151,12 @@ describe('npm run bench: stopped with Ctrl-C', () => {
     120_000,
   );
 });
+
+describe('npm run bench: a --baseline that is no commit', () => {
+  // Regression: found after the Go program was built, and told as "bench failed:" with a stack
+  // trace, exit 1.
+  it('is refused with one line, exit 2, before anything is built', async () => {
+    const result = await script('bench/run.ts', [...ONE_CASE, '--baseline', 'no-such-ref', '--out', join(dir, 'baseline')]);
+    expect(result).toEqual({ code: 2, stdout: '', stderr: 'bench: --baseline no-such-ref: not a commit in this repository\n' });
+  }, 100_000);
+});
