@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { pathToFileURL } from 'node:url';
+import { UsageError } from './args.ts';
 import type { Impl, SeriesCtx, SeriesImpl } from './impl.ts';
 
 /** The implementations a baseline contributes columns for. */
@@ -41,16 +42,23 @@ function sh(cmd: string, args: string[], cwd: string, input?: Buffer): Buffer {
   return execFileSync(cmd, args, { cwd, input, maxBuffer: 1 << 30, stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
 }
 
-/** Exports `ref`, builds its WASM core and loads its bench adapters; throws with the reason. */
-export async function prepareBaseline(ref: string, repoRoot: string, progress: (s: string) => void): Promise<Baseline> {
-  let commit: string;
+/**
+ * The commit `ref` names in the repository at `repoRoot`; UsageError when it names none, which the
+ * harness checks before it builds or measures anything.
+ */
+export function baselineCommit(ref: string, repoRoot: string): string {
   try {
-    commit = sh('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repoRoot)
+    return sh('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repoRoot)
       .toString()
       .trim();
   } catch {
-    throw new Error(`--baseline ${ref}: not a commit in this repository`);
+    throw new UsageError(`--baseline ${ref}: not a commit in this repository`);
   }
+}
+
+/** Exports `ref`, builds its WASM core and loads its bench adapters; throws with the reason. */
+export async function prepareBaseline(ref: string, repoRoot: string, progress: (s: string) => void): Promise<Baseline> {
+  const commit = baselineCommit(ref, repoRoot);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ipallocator-baseline-'));
   const modules = path.join(dir, 'node_modules');
   process.on('exit', () => {

@@ -52,7 +52,7 @@ import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
 import { OPS, caseKey, fillLabel, textTable, targetLines, writeMarkdown, type Results, type Row } from './report.ts';
 import { GO_NOTE } from './go.ts';
 import { chartSvg } from './svg.ts';
-import { BASELINE_IMPLS, prepareBaseline, type Baseline } from './baseline.ts';
+import { BASELINE_IMPLS, baselineCommit, prepareBaseline, type Baseline } from './baseline.ts';
 import { Seeded } from './seeded.ts';
 
 type OpKey = 'nextRelease' | 'full' | 'allocRelease' | 'has' | 'warm';
@@ -639,6 +639,7 @@ function plansMatched(): SeriesPlan[] {
 
 async function main(): Promise<void> {
   const plans = plansMatched();
+  if (baselineRef) baselineCommit(baselineRef, path.join(here, '..'));
   const { coreTarget } = await import('../adapters/wasm.ts');
   benchCpu = new BenchCpu(args.cpu);
   if (!smoke) gate = new SteadyGate();
