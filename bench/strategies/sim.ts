@@ -30,6 +30,7 @@ import { Range } from '../../adapters/range.ts';
 import type { AllocationStrategy } from '../../adapters/strategy.ts';
 import type { StrategyOption } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
+import { runClock, setRunClock } from './clock.ts';
 
 // ── inputs ──────────────────────────────────────────────────────────────────────────────────
 
@@ -316,9 +317,9 @@ export function simulate(workload: Workload, spec: StrategySpec, seed: number): 
   const policy = workload.policy ?? 'upstream';
 
   let now = 0;
-  const clock = (): number => now;
+  setRunClock(now); // the clock of cool-downs, the built-ins' and yours (clock.ts)
   const strategy: StrategyOption =
-    spec.coolDownMs !== undefined ? coolDown(spec.strategy, { ms: spec.coolDownMs, now: clock }) : spec.strategy;
+    spec.coolDownMs !== undefined ? coolDown(spec.strategy, { ms: spec.coolDownMs, now: runClock }) : spec.strategy;
 
   const draws = new Draws(seededRandom(seed)); // arrivals, lifetimes, servers, static picks
   const lagDraws = new Draws(seededRandom(seed + 1));
@@ -418,6 +419,7 @@ export function simulate(workload: Workload, spec: StrategySpec, seed: number): 
       }
     }
     now = e.t;
+    setRunClock(now);
     for (let s = 0; s < nServers; s++) m.events += informers[s]!.deliver(now);
     m.events++;
     if (e.kind === DEPARTURE) {

@@ -7,6 +7,7 @@ import type { StrategyOption } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { summarize } from '../measure.ts';
+import { runClock, setRunClock } from './clock.ts';
 import { fillIsCount, type Speed } from './report.ts';
 import type { StrategySpec } from './sim.ts';
 
@@ -18,7 +19,8 @@ import type { StrategySpec } from './sim.ts';
  */
 function timeOnce(spec: StrategySpec, cidr: string, fill: number, ops: number, rep: number, restart = false): { ns: number; held: number } {
   let now = 0;
-  const strategy: StrategyOption = spec.coolDownMs !== undefined ? coolDownOf(spec, () => now) : spec.strategy;
+  setRunClock(now); // the clock of cool-downs, the built-ins' and yours (clock.ts)
+  const strategy: StrategyOption = spec.coolDownMs !== undefined ? coolDownOf(spec, runClock) : spec.strategy;
   const r = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
   const target = fillIsCount(fill) ? fill : Math.floor(Number(r.size) * fill);
   if (restart) {
@@ -37,6 +39,7 @@ function timeOnce(spec: StrategySpec, cidr: string, fill: number, ops: number, r
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < ops; i++) {
     now += 1000; // one allocation a second: a 60 s cool-down holds about 60 addresses
+    setRunClock(now);
     r.release(r.allocateNext());
   }
   const ns = Number(process.hrtime.bigint() - t0) / ops;
