@@ -160,3 +160,25 @@ describe('npm run bench: a --baseline that is no commit', () => {
     expect(result).toEqual({ code: 2, stdout: '', stderr: 'bench: --baseline no-such-ref: not a commit in this repository\n' });
   }, 100_000);
 });
+
+describe('npm run bench:strategies: a strategy of your own that fails later in the run', () => {
+  // Regression: past the trial before the run, its error ended the run in a stack trace that
+  // named neither the module nor the workload.
+  it('ends the run with one line naming the module, the strategy and the workload, nothing written', async () => {
+    const file = join(dir, 'fails-later.mjs');
+    writeFileSync(
+      file,
+      `export default { name: 'later', forRange(view) { let n = 0; return { choose(out) {
+        if (++n > 50) throw new Error('gave up after 50');
+        if (!view.index.nextFree(0, view.rangeOffset, 0, view.rangeOffset, view.sizeHi, view.sizeLo - 1)) return false;
+        out.hi = view.index.resultHi; out.lo = view.index.resultLo; return true;
+      } }; } };\n`,
+    );
+    const result = await script('bench/strategies/run.ts', ['--quick', '--strategy', file, '--out', join(dir, 'later')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(`\\nbench:strategies: --strategy ${file}: 'later' failed on the workload 'load 0\\.5': gave up after 50\\n$`),
+    );
+    expect(readdirSync(dir).filter((f) => f.startsWith('later'))).toEqual([]);
+  }, 100_000);
+});
