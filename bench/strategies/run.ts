@@ -108,7 +108,7 @@ function main(): void {
   let simMs = 0;
   const run = (w: Workload, specs: StrategySpec[]): Measures[] =>
     specs.map((s) => {
-      const m = simulate(w, s, SEED);
+      const m = ownFailure(s, `the workload '${w.name}'`, () => simulate(w, s, SEED));
       events += m.events;
       simMs += m.wallMs;
       process.stderr.write(
@@ -143,6 +143,23 @@ function main(): void {
   writeFileSync(`${OUT}-reuse.svg`, reuseChart(results));
   writeFileSync(`${OUT}-intrusion.svg`, intrusionChart(results));
   process.stderr.write(`wrote ${OUT}.{json,md} and ${OUT}-{collisions,reuse,intrusion}.svg in ${results.runTookS.toFixed(0)} s\n`);
+}
+
+/**
+ * `f`'s answer; when it throws for a strategy of your own (`spec`, in `where`), the run ends there
+ * with one line naming its module, the strategy and where, exit 1 (nothing is written): the
+ * trial before the run (own.ts) cannot ask a strategy everything the simulator will.
+ */
+function ownFailure<T>(spec: StrategySpec, where: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    const own = OWN.find((o) => o.spec === spec);
+    if (own === undefined) throw e;
+    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    process.stderr.write(`bench:strategies: --strategy ${own.module}: '${own.name}' failed on ${where}: ${why}\n`);
+    process.exit(1);
+  }
 }
 
 // ── charts ──────────────────────────────────────────────────────────────────────────────────
