@@ -28,7 +28,7 @@ function script(path: string, args: readonly string[]): Promise<Outcome> {
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'outsider-bench-'));
+  dir = mkdtempSync(join(tmpdir(), 'bench-refusals-'));
   writeFileSync(join(dir, 'a-file'), '');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -118,7 +118,7 @@ describe('npm run bench: stopped with Ctrl-C', () => {
   it.skipIf(!hasGo)(
     'removes its temporary directories, writes nothing, exits 130',
     async () => {
-      const tmp = mkdtempSync(join(tmpdir(), 'outsider-bench-tmp-'));
+      const tmp = mkdtempSync(join(tmpdir(), 'bench-refusals-tmp-'));
       const out = join(dir, 'interrupted');
       try {
         const child = spawn(
