@@ -4,18 +4,9 @@
 // fresh process's memory, where the index's blocks land in the order the core asks for them.
 // Memory never shrinks, so each case loads a core of its own (a fresh module graph, a fresh
 // WebAssembly instance): it runs the same alone, in any order, and after any other case.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { freshCore } from './fresh-core.ts';
 import { failureOfMaking } from './helpers.ts';
-
-async function freshCore() {
-  vi.resetModules();
-  const { memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
-  const { Allocator } = await import('../adapters/allocator.ts');
-  const { OutOfMemoryError } = await import('../adapters/errors.ts');
-  const { MemoryStore } = await import('../adapters/memory-store.ts');
-  const { Range } = await import('../adapters/range.ts');
-  return { memoryLimit, setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, Range };
-}
 
 describe('a cap raised by what an OutOfMemoryError asked for lets the same call through', () => {
   it.each([

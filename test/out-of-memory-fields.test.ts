@@ -6,34 +6,20 @@
 // memory stays far below the 120 MiB past which bookkeeping grows. Memory never shrinks, so each
 // case loads a core of its own (a fresh module graph, a fresh WebAssembly instance, below): it
 // runs the same alone, in any order, and after any other case.
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { formatCount } from '../adapters/quote.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { type FreshCore, freshCore } from './fresh-core.ts';
 
 type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
 type Range = import('../adapters/range.ts').Range;
-let Allocator: typeof import('../adapters/allocator.ts').Allocator;
-let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
-let MemoryStore: typeof import('../adapters/memory-store.ts').MemoryStore;
-let Range: typeof import('../adapters/range.ts').Range;
-let STRATEGIES: typeof import('../adapters/builtin-strategies.ts').STRATEGIES;
-let allocatorLabels: typeof import('../adapters/store.ts').allocatorLabels;
-let core: typeof import('../adapters/wasm.ts').core;
-let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
-let setMemoryLimit: typeof import('../adapters/wasm.ts').setMemoryLimit;
-let capAt: typeof import('./sparse-helpers.ts').capAt;
 
+let { Allocator, OutOfMemoryError, MemoryStore, Range, STRATEGIES, allocatorLabels, core, memoryLimit, setMemoryLimit, capAt } =
+  {} as FreshCore; // each case's own, loaded before it
 beforeEach(async () => {
-  vi.resetModules();
-  ({ Allocator } = await import('../adapters/allocator.ts'));
-  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
-  ({ MemoryStore } = await import('../adapters/memory-store.ts'));
-  ({ Range } = await import('../adapters/range.ts'));
-  ({ STRATEGIES } = await import('../adapters/builtin-strategies.ts'));
-  ({ allocatorLabels } = await import('../adapters/store.ts'));
-  ({ core, memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts'));
-  ({ capAt } = await import('./sparse-helpers.ts')); // on this core
+  ({ Allocator, OutOfMemoryError, MemoryStore, Range, STRATEGIES, allocatorLabels, core, memoryLimit, setMemoryLimit, capAt } =
+    await freshCore());
 });
 
 /**

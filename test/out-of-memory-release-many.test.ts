@@ -7,21 +7,14 @@
 // outside tester. Memory never shrinks, so each case loads a core of its own (a fresh module
 // graph, a fresh WebAssembly instance, below), whose memory starts small: it runs the same alone,
 // in any order, and after any other case.
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type FreshCore, freshCore } from './fresh-core.ts';
 
 type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
-let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
-let Range: typeof import('../adapters/range.ts').Range;
-let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
-let setMemoryLimit: typeof import('../adapters/wasm.ts').setMemoryLimit;
-let capAt: typeof import('./sparse-helpers.ts').capAt;
 
+let { OutOfMemoryError, Range, memoryLimit, setMemoryLimit, capAt } = {} as FreshCore; // each case's own, loaded before it
 beforeEach(async () => {
-  vi.resetModules();
-  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
-  ({ Range } = await import('../adapters/range.ts'));
-  ({ memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts'));
-  ({ capAt } = await import('./sparse-helpers.ts')); // on this core
+  ({ OutOfMemoryError, Range, memoryLimit, setMemoryLimit, capAt } = await freshCore());
 });
 
 const KiB = 1024;

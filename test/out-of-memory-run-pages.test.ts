@@ -6,23 +6,16 @@
 // was. Memory never shrinks, so each case loads a core of its own (a fresh module graph, a fresh
 // WebAssembly instance, below), whose memory starts small: it runs the same alone, in any order,
 // and after any other case.
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
+import { type FreshCore, freshCore } from './fresh-core.ts';
 
 type OutOfMemoryError = import('../adapters/errors.ts').OutOfMemoryError;
 type Range = import('../adapters/range.ts').Range;
-let OutOfMemoryError: typeof import('../adapters/errors.ts').OutOfMemoryError;
-let Range: typeof import('../adapters/range.ts').Range;
-let memoryLimit: typeof import('../adapters/wasm.ts').memoryLimit;
-let capAt: typeof import('./sparse-helpers.ts').capAt;
-let randomV4: typeof import('./sparse-helpers.ts').randomV4;
 
+let { OutOfMemoryError, Range, memoryLimit, capAt, randomV4 } = {} as FreshCore; // each case's own, loaded before it
 beforeEach(async () => {
-  vi.resetModules();
-  ({ OutOfMemoryError } = await import('../adapters/errors.ts'));
-  ({ Range } = await import('../adapters/range.ts'));
-  ({ memoryLimit } = await import('../adapters/wasm.ts'));
-  ({ capAt, randomV4 } = await import('./sparse-helpers.ts')); // capAt on this core
+  ({ OutOfMemoryError, Range, memoryLimit, capAt, randomV4 } = await freshCore());
 });
 
 const KiB = 1024;
