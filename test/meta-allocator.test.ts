@@ -1680,63 +1680,55 @@ describe("MetaAllocator 'weighted': every range full", () => {
       }
     });
 
-    it('weighs again when a range gets a free address after they all weighed nothing, and draws it as weighing every time would', async () => {
-      const n = 50;
-      const { store, source, net, counted } = fullRanges(n, syncOps);
-      const random = seededRandom(7);
-      const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
-      try {
-        // the first range in creation order, weighed first and tried last while all weigh
-        // nothing, gets its address back from code run inside the call once they all weighed
-        // nothing: the weighing asks each range once, so the first ask past the n-th is the
-        // first range tried (the last in creation order) asking whether it is ready
-        let firedAt = 0;
-        counted.onAsk = () => {
-          if (firedAt === 0 && counted.asked > n) {
-            firedAt = counted.asked;
-            store.deleteSync(`${net(0)}.1`);
-          }
-        };
-        expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
-        expect(firedAt).toBe(n + 1);
-        // as a walk weighing at every draw: the range tried first draws once (the start of
-        // upstream's scan) and is full; the next draw weighs again, range 0 alone weighing 1, and
-        // draws a u64 (two u32) to pick it; range 0 draws once and takes its address
-        const model = seededRandom(7);
-        for (let k = 0; k < 4; k++) model.nextU32();
-        expect(random.nextU32()).toBe(model.nextU32());
-      } finally {
-        meta.destroy();
-      }
-    });
-
-    it('weighs again when a range with a free address is made ready after they all weighed nothing', async () => {
-      const n = 50;
-      const { store, source, net, counted } = fullRanges(n, syncOps);
-      store.deleteSync(`${net(0)}.1`); // range 0 has room, but its ServiceCIDR is not ready
-      source.setReady('sc0', false);
-      const random = seededRandom(7);
-      const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
-      try {
-        // made ready by code run inside the call once they all weighed nothing (as above)
-        let firedAt = 0;
-        counted.onAsk = () => {
-          if (firedAt === 0 && counted.asked > n) {
-            firedAt = counted.asked;
-            source.setReady('sc0', true);
-          }
-        };
-        expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
-        expect(firedAt).toBe(n + 1);
-        // as a walk weighing at every draw: one draw for the range tried first, two to pick
-        // range 0, the only one weighing anything, and one as range 0 is tried
-        const model = seededRandom(7);
-        for (let k = 0; k < 4; k++) model.nextU32();
-        expect(random.nextU32()).toBe(model.nextU32());
-      } finally {
-        meta.destroy();
-      }
-    });
+    // Every range weighs nothing (full, or not ready); code run inside the call once they all
+    // weighed nothing gives range 0, the first in creation order (weighed first, tried last), a free
+    // address it can hand out. The weighing asks each range once, so the first ask past the n-th is
+    // the first range tried (the last in creation order) asking whether it is ready.
+    type Ranges = ReturnType<typeof fullRanges>;
+    const changes = [
+      {
+        change: 'a range gets a free address',
+        before: (_: Ranges) => {},
+        inside: ({ store, net }: Ranges) => store.deleteSync(`${net(0)}.1`),
+      },
+      {
+        change: 'a range with a free address is made ready',
+        before: ({ store, source, net }: Ranges) => {
+          store.deleteSync(`${net(0)}.1`); // range 0 has room, but its ServiceCIDR is not ready
+          source.setReady('sc0', false);
+        },
+        inside: ({ source }: Ranges) => source.setReady('sc0', true),
+      },
+    ];
+    for (const { change, before, inside } of changes) {
+      it(`weighs again when ${change} after they all weighed nothing, and draws it as weighing every time would`, async () => {
+        const n = 50;
+        const ranges = fullRanges(n, syncOps);
+        const { store, source, net, counted } = ranges;
+        before(ranges);
+        const random = seededRandom(7);
+        const meta = new MetaAllocator('IPv4', source, { store, random, policy: 'weighted' });
+        try {
+          let firedAt = 0;
+          counted.onAsk = () => {
+            if (firedAt === 0 && counted.asked > n) {
+              firedAt = counted.asked;
+              inside(ranges);
+            }
+          };
+          expect(await meta.allocateNext()).toBe(`${net(0)}.1`);
+          expect(firedAt).toBe(n + 1);
+          // as a walk weighing at every draw: the range tried first draws once (the start of
+          // upstream's scan) and is full; the next draw weighs again, range 0 alone weighing
+          // 1, and draws a u64 (two u32) to pick it; range 0 draws once and takes its address
+          const model = seededRandom(7);
+          for (let k = 0; k < 4; k++) model.nextU32();
+          expect(random.nextU32()).toBe(model.nextU32());
+        } finally {
+          meta.destroy();
+        }
+      });
+    }
   });
 });
 
