@@ -231,6 +231,9 @@ describe('ipallocator check', () => {
   afterEach(async () => {
     await c.close();
   });
+  /** What `check --json` reports of the cluster, read a minute past the grace (`later`). */
+  const jsonReport = async () =>
+    JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
 
   for (const row of ROWS) {
     it(`${row.name}: reported, exit ${row.finds.length === 0 ? 0 : 1}, and --fix deletes exactly ${row.deletes.join(', ') || 'nothing'}`, async () => {
@@ -278,7 +281,7 @@ describe('ipallocator check', () => {
     // Regression: Service-loop findings came as ip, service, fix, markedForDeletion, kind, owner,
     // message, the IPAddress-loop ones as kind, ip, service, owner, fix, markedForDeletion, message.
     for (const row of ROWS) row.setup(c.double);
-    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const report = await jsonReport();
     const kinds = new Set(report.findings.map((f) => f.kind));
     expect(kinds).toContain('orphan'); // the IPAddress loop
     expect(kinds).toContain('missing'); // the Service loop
@@ -292,7 +295,7 @@ describe('ipallocator check', () => {
   it('an IPAddress named as its Service writes a leading-zero ClusterIP allocates nothing: said so, and --fix deletes it', async () => {
     addService(c.double, 'default', 's-010-96-0-9', ['010.96.0.9']);
     addIPAddress(c.double, '010.96.0.9', { namespace: 'default', name: 's-010-96-0-9' });
-    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const report = await jsonReport();
     expect(report.findings.map((f) => [f.kind, f.ip, f.service, f.fix])).toEqual([
       ['wrong-reference', '010.96.0.9', 'default/s-010-96-0-9', 'delete'],
       ['missing', '010.96.0.9', 'default/s-010-96-0-9', null],
@@ -313,7 +316,7 @@ describe('ipallocator check', () => {
   it("an IPAddress named in another form of its Service's ClusterIP allocates nothing either: the name of that ClusterIP's IPAddress is said", async () => {
     addService(c.double, 'default', 'web', ['10.96.0.9']);
     addIPAddress(c.double, '010.96.0.9', { namespace: 'default', name: 'web' });
-    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const report = await jsonReport();
     expect(report.findings.map((f) => [f.kind, f.ip, f.fix, f.message])).toEqual([
       [
         'wrong-reference',
@@ -337,7 +340,7 @@ describe('ipallocator check', () => {
     addService(c.double, 'default', 's-010-96-0-9', ['010.96.0.9']);
     addIPAddress(c.double, '010.96.0.9', { namespace: 'default', name: 's-010-96-0-9' });
     addService(c.double, 'default', 'twice', ['10.96.0.009']);
-    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const report = await jsonReport();
     const serviceLoop = report.findings.filter((f) => f.kind !== 'wrong-reference');
     // `ip` is the ClusterIP as the Service writes it; the message names the IPAddress
     expect(serviceLoop.map((f) => [f.kind, f.ip, f.service, f.fix, f.message])).toEqual([
@@ -364,7 +367,7 @@ describe('ipallocator check', () => {
   it('an IPAddress whose name is no address in canonical form, of a Service writing no such ClusterIP, lists its ClusterIPs', async () => {
     addService(c.double, 'default', 'web', ['10.96.0.12']);
     addIPAddress(c.double, '10.96.0.011', { namespace: 'default', name: 'web' });
-    const report = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const report = await jsonReport();
     expect(report.findings.map((f) => [f.kind, f.ip, f.fix, f.message])).toEqual([
       [
         'wrong-reference',
@@ -637,7 +640,7 @@ describe('ipallocator check', () => {
     // every other finding carries the field as null: a script may read it without a guard
     c.double.modify('10.96.0.31', (o) => (o.metadata.finalizers = []));
     addService(c.double, 'default', 'db', ['10.96.0.99']);
-    const after = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const after = await jsonReport();
     expect(after.findings.filter((f) => f.ip === '10.96.0.99').map((f) => [f.kind, f.markedForDeletion])).toEqual([['missing', null]]);
   });
 
@@ -986,7 +989,7 @@ describe('ipallocator check', () => {
     expect(r.stdout).toMatch(
       /\nFailed 10\.96\.0\.71: [^\n]+\n {2}… and 1 more \(--json lists all\)\nNot fixed: 3 of 6 IPAddresses \(3 refused \(403 Forbidden\)\)\.\n$/,
     );
-    const json = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    const json = await jsonReport();
     expect(json.findings.map((f) => f.ip)).toEqual(denied);
   });
 
