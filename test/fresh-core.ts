@@ -10,23 +10,28 @@ import { vi } from 'vitest';
 export async function freshCore() {
   vi.resetModules();
   const { core, memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
-  const { OutOfMemoryError } = await import('../adapters/errors.ts');
+  const { InvalidArgumentError, OutOfMemoryError } = await import('../adapters/errors.ts');
   const { Range } = await import('../adapters/range.ts');
   const { Allocator } = await import('../adapters/allocator.ts');
   const { MemoryStore } = await import('../adapters/memory-store.ts');
   const { STRATEGIES } = await import('../adapters/builtin-strategies.ts');
   const { allocatorLabels } = await import('../adapters/store.ts');
+  const { Prefix } = await import('../adapters/geometry.ts');
+  const { AddressSpace } = await import('../adapters/space.ts');
   const { capAt, randomV4 } = await import('./sparse-helpers.ts');
   return {
     core,
     memoryLimit,
     setMemoryLimit,
+    InvalidArgumentError,
     OutOfMemoryError,
     Range,
     Allocator,
     MemoryStore,
     STRATEGIES,
     allocatorLabels,
+    Prefix,
+    AddressSpace,
     capAt,
     randomV4,
   };

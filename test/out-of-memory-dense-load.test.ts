@@ -6,21 +6,17 @@
 // the batch's block. Its own file: it is about a fresh process's memory. Memory never shrinks, so
 // each case loads a core of its own (a fresh module graph, a fresh WebAssembly instance) and sets
 // its own cap: it runs the same alone, in any order, and after any other case.
-import { expect, it, vi } from 'vitest';
+import { expect, it } from 'vitest';
+import { freshCore } from './fresh-core.ts';
 import { failureOfMaking } from './helpers.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-async function freshCore() {
-  vi.resetModules();
-  const { memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
-  const { Allocator } = await import('../adapters/allocator.ts');
-  const { InvalidArgumentError, OutOfMemoryError } = await import('../adapters/errors.ts');
-  const { Prefix } = await import('../adapters/geometry.ts');
-  const { MemoryStore } = await import('../adapters/memory-store.ts');
-  const { Range } = await import('../adapters/range.ts');
-  const { AddressSpace } = await import('../adapters/space.ts');
+/** A core of its own (freshCore), and raisedFor and fillMemory on it. */
+async function freshCoreWithFill() {
+  const fresh = await freshCore();
+  const { memoryLimit, OutOfMemoryError, Range } = fresh;
   type OutOfMemory = InstanceType<typeof OutOfMemoryError>;
 
   /** The cap the README's rule sets after `e`. */
@@ -49,23 +45,11 @@ async function freshCore() {
     }
   }
 
-  return {
-    memoryLimit,
-    setMemoryLimit,
-    Allocator,
-    InvalidArgumentError,
-    OutOfMemoryError,
-    Prefix,
-    MemoryStore,
-    Range,
-    AddressSpace,
-    raisedFor,
-    fillMemory,
-  };
+  return { ...fresh, raisedFor, fillMemory };
 }
 
 it('an Allocator of a /8 warm-starting from 60,000 records goes through after one raise of the cap', async () => {
-  const { setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, raisedFor } = await freshCore();
+  const { setMemoryLimit, Allocator, OutOfMemoryError, MemoryStore, raisedFor } = await freshCoreWithFill();
   // An Allocator's index is an AddressSpace: its load goes a few at a time through
   // AddressSpace.setMany, never through FreeIndex.setMany (a Range's loadMany: the next case)
   setMemoryLimit(256 * KiB);
@@ -86,7 +70,7 @@ it('an Allocator of a /8 warm-starting from 60,000 records goes through after on
 });
 
 it("a dense Range's loadMany needs no room beyond its index: it goes through with the memory full", async () => {
-  const { setMemoryLimit, OutOfMemoryError, Range, raisedFor, fillMemory } = await freshCore();
+  const { setMemoryLimit, OutOfMemoryError, Range, raisedFor, fillMemory } = await freshCoreWithFill();
   setMemoryLimit(256 * KiB); // far below the /8's index of 2 MiB: the cap ends where the index does
   const probe = failureOfMaking(() => new Range('10.0.0.0/8')) as InstanceType<typeof OutOfMemoryError>;
   expect(probe).toBeInstanceOf(OutOfMemoryError);
@@ -104,7 +88,7 @@ it("a dense Range's loadMany needs no room beyond its index: it goes through wit
 });
 
 it('with no room for the batch, an address outside the range marks none of the others, as the one batch marks none', async () => {
-  const { memoryLimit, setMemoryLimit, InvalidArgumentError, Prefix, AddressSpace, fillMemory } = await freshCore();
+  const { memoryLimit, setMemoryLimit, InvalidArgumentError, Prefix, AddressSpace, fillMemory } = await freshCoreWithFill();
   const space = new AddressSpace(Prefix.parse('10.0.0.0/24'), 'dense');
   const words = new Uint32Array(40 * 4);
   for (let i = 0; i < 40; i++) words[i * 4 + 3] = 0x0a000001 + i;

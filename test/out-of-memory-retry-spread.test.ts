@@ -9,18 +9,18 @@
 // fresh process, whose memory starts small. Memory never shrinks, so each case loads a core of its
 // own (a fresh module graph, a fresh WebAssembly instance): it runs the same alone, in any order,
 // and after any other case.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
+import { freshCore } from './fresh-core.ts';
 
 /** Rounded up to the 64 KiB steps setMemoryLimit takes. */
 const pagesUp = (bytes: number) => Math.ceil(Math.max(0, bytes) / 65536) * 65536;
 
-async function freshCore() {
-  vi.resetModules();
-  const { memoryLimit, setMemoryLimit } = await import('../adapters/wasm.ts');
-  const { OutOfMemoryError } = await import('../adapters/errors.ts');
-  const { Range } = await import('../adapters/range.ts');
-  return { memoryLimit, setMemoryLimit, OutOfMemoryError, Range, followRecipe };
+/** A core of its own (freshCore), and followRecipe on it. */
+async function freshCoreWithRecipe() {
+  const fresh = await freshCore();
+  const { memoryLimit, setMemoryLimit, OutOfMemoryError } = fresh;
+  return { ...fresh, followRecipe };
 
   /**
    * Runs `call` until `done()`, under a cap set at the memory's size; each time it is refused, the
@@ -51,7 +51,7 @@ async function freshCore() {
 
 describe('a call on a /64 of random addresses refused under a cap, the only index alive', () => {
   it('allocateMany(2000) goes through once the cap is raised by requested - free, wherever it was refused', async () => {
-    const { setMemoryLimit, Range, followRecipe } = await freshCore();
+    const { setMemoryLimit, Range, followRecipe } = await freshCoreWithRecipe();
     const range = new Range('fd08:1:1:1::/64', { random: seededRandom(1) });
     const refusals = followRecipe(
       () => range.allocateMany(2000),
@@ -64,7 +64,7 @@ describe('a call on a /64 of random addresses refused under a cap, the only inde
   });
 
   it('loadMany of 5,000 more goes through once the cap is raised by requested - free, wherever it was refused', async () => {
-    const { setMemoryLimit, Range, followRecipe } = await freshCore();
+    const { setMemoryLimit, Range, followRecipe } = await freshCoreWithRecipe();
     // drawn here, not by a Range: its memory would be free under the cap for the load
     const random = seededRandom(7);
     const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16); // four digits: canonical
