@@ -26,17 +26,20 @@ export function checkApiVersion(version: unknown): ApiVersion {
   return version;
 }
 
+/** The metadata fields read of an object the API serves (timestamps may arrive as Date from client-node). */
+export interface ObjectMetadata {
+  name?: string;
+  uid?: string;
+  resourceVersion?: string;
+  creationTimestamp?: string | Date;
+  labels?: Record<string, string>;
+}
+
 /** The JSON of an IPAddress as the API serves it (timestamps may arrive as Date from client-node). */
 export interface IPAddressObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: {
-    name?: string;
-    uid?: string;
-    resourceVersion?: string;
-    creationTimestamp?: string | Date;
-    labels?: Record<string, string>;
-  };
+  metadata?: ObjectMetadata;
   spec?: { parentRef?: Partial<ParentRef> | null };
 }
 

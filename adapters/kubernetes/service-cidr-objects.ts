@@ -13,7 +13,7 @@
 // Records also carry uid, resourceVersion and labels (the informer orders changes by them).
 import type { ServiceCIDR } from '../service-cidrs.ts';
 import type { CachedRecord } from './informer.ts';
-import { readObject } from './objects.ts';
+import { type ObjectMetadata, readObject } from './objects.ts';
 
 /** The Ready condition type of a ServiceCIDR. */
 export const SERVICE_CIDR_READY = 'Ready';
@@ -30,15 +30,7 @@ export interface ServiceCIDRRecord extends ServiceCIDR, CachedRecord {
 export interface ServiceCIDRObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: {
-    name?: string;
-    uid?: string;
-    resourceVersion?: string;
-    creationTimestamp?: string | Date;
-    deletionTimestamp?: string | Date | null;
-    labels?: Record<string, string>;
-    finalizers?: string[];
-  };
+  metadata?: ObjectMetadata & { deletionTimestamp?: string | Date | null; finalizers?: string[] };
   spec?: { cidrs?: string[] };
   status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[] };
 }
