@@ -54,13 +54,18 @@ export async function settledGet(
 
 /**
  * Waits until `cond()` holds, checking after each turn of the event loop (and every few ms).
- * Asserts nothing about how long it took; the test timeout bounds it.
+ * Asserts nothing about how long it took; the test timeout bounds it. With `withinMs`, gives up
+ * once that long has passed: for what must happen at once, not only in the end (a connection
+ * dropped now, not when a keep-alive timer of some seconds runs out) — give a bound well above
+ * a busy machine's delay and well below the later time it tells apart.
  */
-export async function until(cond: () => boolean, what = 'condition'): Promise<void> {
+export async function until(cond: () => boolean, what = 'condition', withinMs = Infinity): Promise<void> {
+  const start = performance.now();
   for (let i = 0; ; i++) {
     if (cond()) return;
     await new Promise((r) => setTimeout(r, i < 50 ? 1 : 10));
     if (i > 20_000) throw new Error(`gave up waiting for ${what}`);
+    if (performance.now() - start > withinMs && !cond()) throw new Error(`gave up waiting for ${what} after ${withinMs} ms`);
   }
 }
 
