@@ -1,10 +1,12 @@
 // `status --from FILE` / `check --from FILE` given a saved listing no API server would list: a
-// field nested thousands deep, an object listed twice. Each must be read as the cluster's own
-// listing would be, or refused in one short line naming the file (exit 2) — never an internal error.
+// field nested thousands deep, a ServiceCIDR or a Service listed twice. Each must be read as the
+// cluster's own listing would be, or refused in one short line naming the file (exit 2) — never
+// an internal error.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { CheckReport } from '../cli/check.ts';
 import type { StatusReport } from '../cli/status.ts';
 import { cli } from './cli-helpers.ts';
 
@@ -52,5 +54,19 @@ describe('--from a listing that lists a ServiceCIDR twice', () => {
     }
     const names = (JSON.parse(r.stdout) as StatusReport).serviceCIDRs.map((sc) => sc.name);
     expect(names).toEqual([...new Set(names)]);
+  });
+});
+
+describe('--from a listing that lists a Service twice', () => {
+  it('check reports each finding once, or refuses the file', async () => {
+    const ledger = example.items.find((o) => o.kind === 'Service' && o.metadata.name === 'ledger')!;
+    const path = saved('service-twice.json', [...example.items, ledger]);
+    const r = await cli(['check', '--json', '--from', path]);
+    if (r.code === 2) {
+      expect(r.stderr).toContain('twice');
+      return;
+    }
+    const findings = (JSON.parse(r.stdout) as CheckReport).findings.map((f) => `${f.kind} ${f.ip} ${f.service}`);
+    expect(findings).toEqual([...new Set(findings)]);
   });
 });
