@@ -15,6 +15,7 @@ export {
   type IPAddressObject,
   type LabelRequirement,
   type LabelSelector,
+  type ObjectMetadata,
 } from './objects.ts';
 export {
   KubernetesServiceCIDRs,
