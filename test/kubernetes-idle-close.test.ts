@@ -232,12 +232,16 @@ describe('a get sent once more after its connection closed before any answer, th
     expect(double.requestsOf('get')).toHaveLength(1); // the second send reached the server
   });
 
-  it('throttled ten times, then closed, then throttled again: gives up saying both', async () => {
-    // a server that asks for a wait (429, Retry-After: 0) ten times, closes the eleventh request's
-    // connection as it arrives, and asks for a wait again
+  // the request is sent 12 times: once, once more at once after the close, and again after each of the 10 waits
+  it.each([
+    ['closed on its first send, then throttled eleven times', 1],
+    ['throttled ten times, then closed, then throttled again', 11],
+  ])('%s: gives up counting every send and naming the one closed', async (_, closedSend) => {
+    // a server that closes request `closedSend`'s connection as it arrives and asks every other
+    // one for a wait (429, Retry-After: 0)
     let requests = 0;
     const server = http.createServer((req, res) => {
-      if (++requests === 11) {
+      if (++requests === closedSend) {
         req.socket.destroy();
         return;
       }
@@ -257,10 +261,16 @@ describe('a get sent once more after its connection closed before any answer, th
       (e: unknown) => e as KubernetesApiError,
     );
     expect(err).toBeInstanceOf(KubernetesApiError);
-    expect(err?.resends).toBe(10);
+    expect(err?.resends).toBe(11);
     expect(err?.code).toBe(429);
     expect(err?.message).toMatch(
-      /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: gave up after 10 resends \(the server throttled it \(429\) 10 times, each waited out as it asked\); the last answer: HTTP 429 TooManyRequests: slow down$/,
+      new RegExp(
+        '^get ipaddresses\\.networking\\.k8s\\.io "10\\.0\\.0\\.7": gave up after 11 resends ' +
+          '\\(the server throttled it \\(429\\) 10 times, each waited out as it asked; ' +
+          `its connection closed before any answer on send ${closedSend} of 12 ` +
+          '\\(.*(other side closed|socket hang up|ECONNRESET).*\\), and it was sent again at once\\); ' +
+          'the last answer: HTTP 429 TooManyRequests: slow down$',
+      ),
     );
     expect(requests).toBe(12);
   });

@@ -52,7 +52,9 @@ export class KubernetesApiError extends Error {
   /**
    * Set when the request was given up after being sent again as often as allowed (10 times, as
    * client-go), each time after the wait the server asked for (a 429, or a 5xx with Retry-After):
-   * how many times it was sent again. `code`, `reason` and `status` are then those of the last answer.
+   * how many times it was sent again — 10, or 11 for a get or list page also sent once more at once
+   * because its connection closed before any answer. `code`, `reason` and `status` are then those
+   * of the last answer.
    */
   readonly resends: number | undefined;
   /**
@@ -443,13 +445,13 @@ export function closedTheFirstTime(first: unknown): string {
 }
 
 /**
- * What a read's failure says of its first send when that send's connection closed before any
- * answer and the second could not go out (the kubeconfig's TLS material or proxy): `first`, the
- * first send's failure.
+ * What a read's failure says of a send whose connection closed before any answer: after the
+ * second could not go out (the kubeconfig's TLS material or proxy), and on giving up after the
+ * server's waits (`when`: which send it was, e.g. ` on send 3 of 12`). `first`, that send's failure.
  * @internal
  */
-export function closedBeforeAnyAnswer(first: unknown): string {
-  return `its connection closed before any answer (${messages(first)})`;
+export function closedBeforeAnyAnswer(first: unknown, when = ''): string {
+  return `its connection closed before any answer${when} (${messages(first)})`;
 }
 
 /** The first send's failure of a read whose second send was answered (noteClosedFirst): the cause of the error that says so. */

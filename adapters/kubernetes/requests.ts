@@ -178,7 +178,9 @@ export class ApiRequests {
    * A read sent once more because its connection closed before any answer (closedUnanswered)
    * that then fails says how its first send ended too (`sent twice, its connection closed before
    * any answer the first time (…); the second time: …`), whether the error is made here (the
-   * deadline, the giving up) or by the caller's translate (noteClosedFirst, noteClosedTwice).
+   * deadline) or by the caller's translate (noteClosedFirst, noteClosedTwice). Given up after the
+   * server's waits, it counts that resend among the resends and says which send closed so,
+   * wherever it came among them (gaveUpError).
    */
   async run<T>(
     target: RequestTarget,
@@ -307,7 +309,9 @@ export class ApiRequests {
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
           if (waited.length === MAX_RETRIES) {
-            const gaveUp = this.gaveUpError(target, waited, asked.error, e, closedBefore());
+            // the send whose connection closed before any answer, counted from 1, when there was one
+            const closed = resentAfterClose === undefined ? undefined : { send: resentAfterClose + 1, failure: firstClose };
+            const gaveUp = this.gaveUpError(target, waited, asked.error, e, closed);
             if (redirected !== undefined) noteRedirect(gaveUp, redirected);
             throw gaveUp;
           }
@@ -328,28 +332,37 @@ export class ApiRequests {
    * The request sent again as often as allowed and answered with one more wait: given up, with
    * the last answer's code and Status, and a message that says so — e.g. `get … "10.96.0.10":
    * gave up after 10 resends (the server throttled it (429) 10 times, each waited out as it
-   * asked); the last answer: HTTP 429 TooManyRequests: …`, after `closedBefore` (how a send
-   * right after one whose connection closed unanswered says that first one, closedTheFirstTime).
+   * asked); the last answer: HTTP 429 TooManyRequests: …`. A read also sent once more at once
+   * because its connection closed before any answer (`closed`: which send, counted from 1, and
+   * its failure) counts that resend too, and says which send it was: `gave up after 11 resends
+   * (the server throttled it (429) 10 times, each waited out as it asked; its connection closed
+   * before any answer on send 3 of 12 (fetch failed: other side closed …), and it was sent again
+   * at once); …`.
    */
   private gaveUpError(
     target: RequestTarget,
     waited: readonly number[],
     last: KubernetesApiError,
     answer: unknown,
-    closedBefore: string,
+    closed: { send: number; failure: unknown } | undefined,
   ): KubernetesApiError {
     const { body, headers } = answer as { body?: unknown; headers?: unknown };
+    const resends = waited.length + (closed === undefined ? 0 : 1);
+    const close =
+      closed === undefined
+        ? ''
+        : `; ${closedBeforeAnyAnswer(closed.failure, ` on send ${closed.send} of ${resends + 1}`)}, and it was sent again at once`;
     return new KubernetesApiError(
       target.verb,
       target.resource,
       target.name,
       last.code,
       last.status,
-      `${closedBefore}gave up after ${waited.length} resends (the server ${waitedText(waited)}, each waited out as it asked); ` +
+      `gave up after ${resends} resends (the server ${waitedText(waited)}, each waited out as it asked${close}); ` +
         `the last answer: ${describeAnswer(last.code!, last.status, body, headers)}`,
       undefined,
       undefined,
-      waited.length,
+      resends,
     );
   }
 
