@@ -97,9 +97,9 @@ export class StillAllocatedError extends IPAllocatorError {
   readonly family: IPFamily;
   /**
    * The error of the has() check that followed a failed delete, when that check failed too: the
-   * address may or may not still be allocated. Absent when the check answered.
+   * address may or may not still be allocated. Undefined when the check answered.
    */
-  declare readonly checkError?: unknown;
+  readonly checkError: unknown;
   /**
    * `deleteFailed`: the store's error, when the allocator told one. `record`, what the records
    * read before and after the release say: 'made' — still the one the call made (the same uid),
@@ -126,10 +126,9 @@ export class StillAllocatedError extends IPAllocatorError {
     );
     this.ip = ip;
     this.family = family;
-    if (deleteFailed !== undefined) {
-      Object.defineProperty(this, 'cause', { value: deleteFailed.error, writable: true, configurable: true });
-      if (checkFailed !== undefined) (this as { checkError?: unknown }).checkError = checkFailed.error;
-    }
+    this.checkError = deleteFailed === undefined ? undefined : checkFailed?.error;
+    // as Error's own `cause` option makes it: not enumerable (toJSON writes it all the same, last)
+    if (deleteFailed !== undefined) Object.defineProperty(this, 'cause', { value: deleteFailed.error, writable: true, configurable: true });
   }
 }
 nameErrorClasses({ StillAllocatedError });

@@ -650,10 +650,13 @@ describe('JSON.stringify of an error', () => {
     ],
     [
       'StillAllocatedError',
-      () => new StillAllocatedError('10.0.0.5', 'IPv4', { error: new NotFoundError('10.0.0.5') }),
+      // the delete failed, and the check after it too: both errors are written
+      () =>
+        new StillAllocatedError('10.0.0.5', 'IPv4', { error: new NotFoundError('10.0.0.5') }, 'unread', { error: new Error('timeout') }),
       {
         ip: '10.0.0.5',
         family: 'IPv4',
+        checkError: { name: 'Error', message: 'timeout' },
         cause: { name: 'NotFoundError', message: new NotFoundError('10.0.0.5').message, code: 'ERR_NOT_FOUND' },
       },
     ],
@@ -709,6 +712,20 @@ describe('JSON.stringify of an error', () => {
     expect(Object.keys(JSON.parse(written)).slice(0, 3)).toEqual(['name', 'message', 'code']);
     expect(written).not.toContain('stack');
     expect(JSON.parse(JSON.stringify({ err: e })).err.message).toBe(e.message); // as a logger nests it
+  });
+
+  it('a StillAllocatedError has the same fields whatever it was told, as the other classes: checkError undefined when the check answered', () => {
+    const told = new StillAllocatedError('10.0.0.5', 'IPv4', { error: new Error('delete failed') }, 'unread', {
+      error: new Error('timeout'),
+    });
+    for (const e of [
+      new StillAllocatedError('10.0.0.5', 'IPv4'),
+      new StillAllocatedError('10.0.0.5', 'IPv4', undefined, 'made'),
+      new StillAllocatedError('10.0.0.5', 'IPv4', { error: new Error('delete failed') }),
+    ]) {
+      expect(Object.keys(e)).toEqual(Object.keys(told));
+      expect(Object.hasOwn(e, 'checkError') && e.checkError === undefined).toBe(true);
+    }
   });
 
   it('the rows cover every error class the package exports', async () => {
