@@ -1,7 +1,8 @@
 // The page `npm run bench:strategies` writes beside its JSON (bench/strategies/report.ts).
 import { describe, expect, it } from 'vitest';
 import { markdown, type Results } from '../bench/strategies/report.ts';
-import { speeds } from '../bench/strategies/speed.ts';
+import { type SpeedGuard, speeds } from '../bench/strategies/speed.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
 
 /** A run that measured nothing: enough for the page's header and its links. */
 const empty: Results = {
@@ -131,5 +132,62 @@ describe('the speed table', () => {
     [2, '10.96.0.0/28 2 held'],
   ])('a fill of %s is labelled as speed.ts timed it: %s', (fill, label) => {
     expect(markdown({ ...empty, speed: [row(fill)] }, 'out/s')).toContain(`| ${label} |`);
+  });
+});
+
+describe('a strategy of your own in the speed cases', () => {
+  // Regression: an ErrFull in a speed case, which the trial before the run allows, or any other
+  // error there, escaped the run uncaught after every simulation had run.
+  const v4only: AllocationStrategy = {
+    name: 'v4only',
+    forRange: (view) => ({
+      choose(out) {
+        if (view.sizeHi > 0) return false;
+        if (!view.index.nextFree(0, view.rangeOffset, 0, view.rangeOffset, view.sizeHi, view.sizeLo - 1)) return false;
+        out.hi = view.index.resultHi;
+        out.lo = view.index.resultLo;
+        return true;
+      },
+    }),
+  };
+  const throwing: AllocationStrategy = {
+    name: 'throwing',
+    forRange: () => ({
+      choose() {
+        throw new Error('no choice today');
+      },
+    }),
+  };
+  const upstream = { label: 'upstream', strategy: 'upstream' as const };
+
+  it.each([
+    ['random addresses held', false],
+    ['its own choices held (a restart)', true],
+  ])('answering ErrFull with %s is a row that says why, and the others are timed', (_, restart) => {
+    const rows = speeds([{ label: 'v4only', strategy: v4only }, upstream], 20, [['fd00:10:96::/64', 50, restart, 1]]);
+    expect(rows[0]).toMatchObject({ strategy: 'v4only', held: 50, notApplicable: expect.stringContaining('ErrFull') });
+    expect(rows[1]).toMatchObject({ strategy: 'upstream', held: 50 });
+    expect(rows[1]!.nsPerOp).toBeGreaterThan(0);
+  });
+
+  it('is timed where it answers', () => {
+    const [row] = speeds([{ label: 'v4only', strategy: v4only }], 20, [['10.96.0.0/24', 0.5, false, 1]]);
+    expect(row!.nsPerOp).toBeGreaterThan(0);
+  });
+
+  it('throwing anything else goes to the guard, with the case named as the page names it', () => {
+    const seen: string[] = [];
+    const guard: SpeedGuard = (spec, where, f) => {
+      try {
+        return f();
+      } catch (e) {
+        seen.push(`${spec.label} on ${where}: ${(e as Error).message}`);
+        throw new Error('ended by the guard');
+      }
+    };
+    expect(() => speeds([upstream, { label: 'throwing', strategy: throwing }], 20, [['10.96.0.0/24', 0.5, false, 1]], guard)).toThrow(
+      'ended by the guard',
+    );
+    expect(seen).toEqual([`throwing on the speed case '10.96.0.0/24 50.0 %': no choice today`]);
   });
 });

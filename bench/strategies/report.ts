@@ -42,6 +42,11 @@ export function fillIsCount(fill: number): boolean {
   return fill > 1;
 }
 
+/** A speed case as the report names it: `10.96.0.0/20 50.0 %`, `fd00:10:96::/64 50,000 held (seeded restart)`. */
+export function speedCaseName(range: string, fill: number, restart: boolean): string {
+  return `${range} ${fillIsCount(fill) ? `${fill.toLocaleString('en-US')} held` : pct(fill)}${restart ? ' (seeded restart)' : ''}`;
+}
+
 /** Everything a run measured: the JSON file as written. */
 export interface Results {
   conditions: ReturnType<typeof conditions>;
@@ -172,8 +177,7 @@ export function markdown(r: Results, out: string): string {
   lines.push('## Speed: Range.allocateNext + release with the fill held (median of 5 ± their median absolute deviation, per operation)');
   lines.push('');
   const strategies = [...new Set(r.speed.map((s) => s.strategy))];
-  const caseOf = (s: Speed): string =>
-    `${s.range} ${fillIsCount(s.fill) ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}${s.restart ? ' (seeded restart)' : ''}`;
+  const caseOf = (s: Speed): string => speedCaseName(s.range, s.fill, s.restart === true);
   const cases = [...new Set(r.speed.map(caseOf))];
   const notes: string[] = [];
   const cell = (s: Speed): string => {

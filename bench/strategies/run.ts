@@ -123,7 +123,7 @@ function main(): void {
   );
   const v6Results = run(WORKLOADS.ipv6, V6_SPECS);
   const ops = quick ? 20_000 : 200_000;
-  const speedRows = speeds([...SPECS, specNamed(V6_SPECS, 'legacy-bitmap')], ops);
+  const speedRows = speeds([...SPECS, specNamed(V6_SPECS, 'legacy-bitmap')], ops, undefined, ownFailure);
   const results: Results = {
     conditions: cond,
     seed: SEED,
@@ -146,9 +146,10 @@ function main(): void {
 }
 
 /**
- * `f`'s answer; when it throws for a strategy of your own (`spec`, in `where`), the run ends there
- * with one line naming its module, the strategy and where, exit 1 (nothing is written): the
- * trial before the run (own.ts) cannot ask a strategy everything the simulator will.
+ * `f`'s answer; when it throws for a strategy of your own (`spec`, in `where`: a workload or a
+ * speed case), the run ends there with one line naming its module, the strategy and where, exit 1
+ * (nothing is written): the trial before the run (own.ts) cannot ask a strategy everything the
+ * simulator and the speed cases will.
  */
 function ownFailure<T>(spec: StrategySpec, where: string, f: () => T): T {
   try {

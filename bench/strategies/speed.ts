@@ -5,10 +5,11 @@ import { seededRandom } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
 import type { StrategyOption } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
+import { ErrFull } from '../../adapters/errors.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { summarize } from '../measure.ts';
 import { runClock, setRunClock } from './clock.ts';
-import { fillIsCount, type Speed } from './report.ts';
+import { fillIsCount, type Speed, speedCaseName } from './report.ts';
 import type { StrategySpec } from './sim.ts';
 
 /**
@@ -22,30 +23,38 @@ function timeOnce(spec: StrategySpec, cidr: string, fill: number, ops: number, r
   setRunClock(now); // the clock of cool-downs, the built-ins' and yours (clock.ts)
   const strategy: StrategyOption = spec.coolDownMs !== undefined ? coolDownOf(spec, runClock) : spec.strategy;
   const r = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
-  const target = fillIsCount(fill) ? fill : Math.floor(Number(r.size) * fill);
-  if (restart) {
-    const before = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
-    const held: string[] = [];
-    for (let i = 0; i < target; i++) held.push(before.allocateNext());
-    before.destroy();
-    r.loadMany(held);
-  } else {
-    // the fill: random addresses drawn by the default strategy, loaded at once
-    const filler = new Range(cidr, { random: seededRandom(99) });
-    r.loadMany(filler.allocateMany(target));
-    filler.destroy();
+  try {
+    const target = fillIsCount(fill) ? fill : Math.floor(Number(r.size) * fill);
+    if (restart) {
+      const before = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
+      const held: string[] = [];
+      try {
+        for (let i = 0; i < target; i++) held.push(before.allocateNext());
+      } finally {
+        before.destroy();
+      }
+      r.loadMany(held);
+    } else {
+      // the fill: random addresses drawn by the default strategy, loaded at once
+      const filler = new Range(cidr, { random: seededRandom(99) });
+      r.loadMany(filler.allocateMany(target));
+      filler.destroy();
+    }
+    const held = r.used();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < ops; i++) {
+      now += 1000; // one allocation a second: a 60 s cool-down holds about 60 addresses
+      setRunClock(now);
+      r.release(r.allocateNext());
+    }
+    return { ns: Number(process.hrtime.bigint() - t0) / ops, held };
+  } finally {
+    r.destroy();
   }
-  const held = r.used();
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < ops; i++) {
-    now += 1000; // one allocation a second: a 60 s cool-down holds about 60 addresses
-    setRunClock(now);
-    r.release(r.allocateNext());
-  }
-  const ns = Number(process.hrtime.bigint() - t0) / ops;
-  r.destroy();
-  return { ns, held };
 }
+
+/** Why a strategy that answered ErrFull on a case, a range far from full, gets no time there. */
+const FOUND_NOTHING = 'its allocateNext answered ErrFull (range is full): it found no address it would choose there';
 
 /**
  * Why `spec` is not timed on a case, or undefined when it is. legacy-bitmap chooses among the
@@ -76,24 +85,50 @@ export const SPEED_CASES: readonly SpeedCase[] = [
 ];
 
 /**
+ * How the run takes what a strategy did on a case (`where`): `f`'s answer, or, when it throws, an
+ * answer of the guard's own or no return at all (run.ts ends the run for a strategy of your own).
+ */
+export type SpeedGuard = <T>(spec: StrategySpec, where: string, f: () => T) => T;
+
+/**
  * Every strategy on every case, interleaved (rep by rep, strategy by strategy) after one untimed
  * round, so that JIT warm-up and the machine's load fall on all strategies alike; medians of 5,
- * with their spread. A strategy a case does not apply to (notApplicable) gets a row with the reason
- * instead of a time.
+ * with their spread. A strategy a case does not apply to (notApplicable), or that answers ErrFull
+ * on it (one of your own may find nothing it would choose), gets a row with the reason instead of
+ * a time. Any other error passes through `guard`, with the case named as the report names it.
  */
-export function speeds(specs: readonly StrategySpec[], ops: number, cases: readonly SpeedCase[] = SPEED_CASES): Speed[] {
+export function speeds(
+  specs: readonly StrategySpec[],
+  ops: number,
+  cases: readonly SpeedCase[] = SPEED_CASES,
+  guard: SpeedGuard = (_spec, _where, f) => f(),
+): Speed[] {
   const out: Speed[] = [];
   for (const [cidr, fill, restart, share] of cases) {
     const n = Math.ceil(ops * share);
+    const where = `the speed case '${speedCaseName(cidr, fill, restart)}'`;
     const reasons = specs.map((spec) => notApplicable(spec, cidr, restart));
-    const timed = specs.filter((_, i) => reasons[i] === undefined);
-    for (const spec of timed) timeOnce(spec, cidr, fill, Math.ceil(n / 10), 0, restart);
+    /** One timing of specs[i], or undefined once it has answered ErrFull (its reason is then set). */
+    const time = (i: number, count: number, rep: number): { ns: number; held: number } | undefined =>
+      guard(specs[i]!, where, () => {
+        try {
+          return timeOnce(specs[i]!, cidr, fill, count, rep, restart);
+        } catch (e) {
+          if (!(e instanceof ErrFull)) throw e;
+          reasons[i] = FOUND_NOTHING;
+          return undefined;
+        }
+      });
+    specs.forEach((_, i) => {
+      if (reasons[i] === undefined) time(i, Math.ceil(n / 10), 0);
+    });
     const samples = specs.map(() => [] as number[]);
     const held = specs.map(() => 0);
     for (let rep = 0; rep < 5; rep++) {
-      specs.forEach((spec, i) => {
+      specs.forEach((_, i) => {
         if (reasons[i] !== undefined) return;
-        const t = timeOnce(spec, cidr, fill, n, rep, restart);
+        const t = time(i, n, rep);
+        if (t === undefined) return;
         samples[i]!.push(t.ns);
         held[i] = t.held;
       });
