@@ -80,6 +80,7 @@ export async function prepareBaseline(ref: string, repoRoot: string, progress: (
     const err = e as { stderr?: Buffer; message: string };
     throw new Error(
       `--baseline ${ref}: its WASM build failed: ${(err.stderr?.toString() || err.message).trim().split('\n').slice(-3).join(' ')}`,
+      { cause: e }, // its `signal` tells a build that Ctrl-C ended (bench/stop.ts)
     );
   }
   const load = async (rel: string): Promise<Record<string, unknown>> =>

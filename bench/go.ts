@@ -130,9 +130,13 @@ export class GoSession {
     this.child.stderr.setEncoding('utf8');
     this.child.stderr.on('data', (s: string) => (stderr = (stderr + s).slice(-2000)));
     this.child.on('exit', (code, signal) => {
-      this.exited = new Error(`go-seed exited (${signal ?? code})${stderr ? `: ${stderr.trim().split('\n').slice(-3).join(' ')}` : ''}`);
+      const why = `go-seed exited (${signal ?? code})${stderr ? `: ${stderr.trim().split('\n').slice(-3).join(' ')}` : ''}`;
+      // `signal` as on a child_process error: a stop signal there is Ctrl-C, not a failure (bench/stop.ts)
+      this.exited = Object.assign(new Error(why), { signal });
       for (const w of this.waiting.splice(0)) w.reject(this.exited);
     });
+    // a request written after the program exited (EPIPE): the 'exit' above rejects it
+    this.child.stdin.on('error', () => {});
     this.child.on('error', (e) => {
       this.exited = e;
       for (const w of this.waiting.splice(0)) w.reject(e);

@@ -54,6 +54,7 @@ import { GO_NOTE } from './go.ts';
 import { chartSvg } from './svg.ts';
 import { BASELINE_IMPLS, baselineCommit, prepareBaseline, type Baseline } from './baseline.ts';
 import { Seeded } from './seeded.ts';
+import { STOP_SIGNALS, type StopSignal, stopSignalOf } from './stop.ts';
 
 type OpKey = 'nextRelease' | 'full' | 'allocRelease' | 'has' | 'warm';
 
@@ -134,16 +135,11 @@ try {
 // handlers remove the temporary directories (the Go program's build and fill files, a --baseline's
 // exported tree): Node's default for these signals ends the process without running them. The
 // results are written at the end of a run only, so an interrupted run writes none.
-for (const [signal, number] of [
-  ['SIGINT', 2],
-  ['SIGTERM', 15],
-  ['SIGHUP', 1],
-] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`\nbench: stopped by ${signal}; no results written\n`);
-    process.exit(128 + number);
-  });
+function stopped(signal: StopSignal): never {
+  process.stderr.write(`\nbench: stopped by ${signal}; no results written\n`);
+  process.exit(128 + STOP_SIGNALS[signal]);
 }
+for (const signal of Object.keys(STOP_SIGNALS) as StopSignal[]) process.once(signal, () => stopped(signal));
 
 // A case's budget is per implementation and split into `rounds` interleaved rounds (measureInRounds).
 const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number; rounds: number }> = {
@@ -733,11 +729,18 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (e) => {
-    if (e instanceof UsageError) {
-      process.stderr.write(`bench: ${e.message}\n`);
-      process.exit(2);
-    }
-    process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
-    process.exit(1);
+    // Ctrl-C at a terminal reaches the child processes too: one it ended is the interrupt
+    const signal = stopSignalOf(e);
+    if (signal !== undefined) stopped(signal);
+    // a stop signal that arrived while a synchronous step ran (a --baseline's build) is handled
+    // when the event loop next polls: give it that turn before telling a failure
+    setTimeout(() => {
+      if (e instanceof UsageError) {
+        process.stderr.write(`bench: ${e.message}\n`);
+        process.exit(2);
+      }
+      process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+      process.exit(1);
+    }, 50);
   },
 );

@@ -185,3 +185,71 @@ describe('npm run bench:strategies: a strategy of your own that fails later in t
     expect(readdirSync(dir).filter((f) => f.startsWith('later'))).toEqual([]);
   }, 100_000);
 });
+
+describe('npm run bench: Ctrl-C at a terminal, which signals its child processes too', () => {
+  // Regression: the terminal sends SIGINT to the whole process group. A child it ended first (a
+  // --baseline's WASM build, the Go program mid-case) failed the run as "bench failed:" with a
+  // stack trace, exit 1, instead of stopping it.
+  const hasGo = (() => {
+    try {
+      execFileSync('go', ['version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  /** Runs bench/run.ts in a process group of its own and sends SIGINT to the group after `after` shows on stderr. */
+  async function interruptedGroup(args: readonly string[], after: RegExp, tmp: string): Promise<Outcome & { signalled: boolean }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+      cwd: root,
+      detached: true,
+      env: { ...process.env, TMPDIR: tmp, GOCACHE: process.env.GOCACHE ?? join(tmpdir(), 'ipallocator-go-cache') },
+    });
+    let stdout = '';
+    let stderr = '';
+    let signalled = false;
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (!signalled && after.test(stderr)) {
+          signalled = true;
+          process.kill(-child.pid!, 'SIGINT');
+        }
+      });
+      // Deno's child_process tells an exit status of 128 + n as a death by signal n
+      child.on('exit', (c, sig) => resolve(c ?? ('Deno' in globalThis && sig === 'SIGINT' ? 130 : null)));
+    });
+    return { code, stdout, stderr, signalled };
+  }
+
+  /** Stops a run with SIGINT to its group after `after`: it says so, exits 130, writes and leaves nothing. */
+  async function stopsCleanly(args: readonly string[], after: RegExp): Promise<void> {
+    const tmp = mkdtempSync(join(tmpdir(), 'bench-group-tmp-'));
+    const out = join(dir, 'group-interrupted');
+    try {
+      const result = await interruptedGroup([...args, '--out', out], after, tmp);
+      expect(result.signalled).toBe(true);
+      expect(result.stderr).not.toContain('bench failed');
+      expect(result.stderr).toMatch(/\nbench: stopped by SIGINT; no results written\n$/);
+      expect(result.code).toBe(130);
+      expect(readdirSync(tmp).filter((f) => f.startsWith('ipallocator-') && f !== 'ipallocator-go-cache')).toEqual([]);
+      expect(readdirSync(dir).filter((f) => f.startsWith('group-interrupted'))).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+
+  it("during a --baseline's WASM build: stopped by SIGINT, exit 130, nothing written or left behind", async () => {
+    await stopsCleanly([...ONE_CASE, '--baseline', 'HEAD'], /building its WASM core\n/);
+  }, 120_000);
+
+  it.skipIf(!hasGo)(
+    'while the Go program times a case: stopped by SIGINT, exit 130, nothing written or left behind',
+    async () => {
+      await stopsCleanly(['--smoke', '--filter', '^go-seed IPv4 /12 '], /\[1\/\d+\]/);
+    },
+    120_000,
+  );
+});
