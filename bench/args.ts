@@ -2,8 +2,8 @@
 // with node:util's parseArgs in strict mode: an argument a script does not know is refused, not
 // skipped. A full run takes minutes and writes over the committed results by default, so a
 // misspelt `--quick`, or one script's option given to the other, must stop it before it starts.
-import { mkdirSync, mkdtempSync, rmdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** A usage error: what the scripts print, in one line, before they exit with status 2. */
@@ -73,9 +73,11 @@ function missingValue(args: readonly string[], options: NonNullable<ParseArgsCon
 /**
  * Checks, before anything runs, that the files of `prefix` (`<prefix>.json`, `<prefix>.md`, …)
  * can be written, since a run finds out only at its end, minutes later: `prefix` names files, not
- * a directory (one ending in a slash would write `.json`, `.md` into it), and its directory, made
- * if missing, takes a new file. `given`: whether --out said it, or it is the script's default.
- * UsageError saying which and why otherwise.
+ * a directory (one ending in a slash would write `.json`, `.md` into it), and its directory takes
+ * new files, or can be made: the nearest of it and its parents that exists is a directory this
+ * process may write in. Nothing is made here (a run refused later leaves nothing behind); the run
+ * makes the directory when it writes. `given`: whether --out said it, or it is the script's
+ * default. UsageError saying which and why otherwise.
  */
 export function checkOutPrefix(prefix: string, given: boolean): void {
   const what = given ? `--out ${prefix}` : `the results' default path ${prefix}`;
@@ -84,12 +86,24 @@ export function checkOutPrefix(prefix: string, given: boolean): void {
       `${what} names a directory: give a path prefix, such as ${join(prefix, 'results')} (the run writes results.json, results.md, … there)`,
     );
   }
-  const dir = dirname(prefix);
   try {
-    mkdirSync(dir, { recursive: true });
-    rmdirSync(mkdtempSync(join(dir, '.ipallocator-bench-')));
+    let at = resolve(dirname(prefix));
+    while (!exists(at)) at = dirname(at);
+    if (!statSync(at).isDirectory()) throw new Error(`${at} is not a directory`);
+    accessSync(at, constants.W_OK | constants.X_OK);
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
     throw new UsageError(`${what}: cannot write there: ${why}${given ? '' : ' (--out <prefix> writes elsewhere)'}`);
+  }
+}
+
+/** Whether `path` exists; false only when it does not (ENOENT), other errors (ENOTDIR, EACCES) thrown. */
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
   }
 }

@@ -258,3 +258,22 @@ describe('npm run bench: Ctrl-C at a terminal, which signals its child processes
     120_000,
   );
 });
+
+describe('a refused run makes no directory for its --out', () => {
+  // Regression: the check that --out can be written made its directories, so a run refused
+  // afterwards (a --filter naming no case, a --baseline naming no commit) left them behind.
+  it.each([
+    ['npm run bench, a --filter naming no case', 'bench/run.ts', ['--quick', '--filter', 'IPv4 /24']],
+    ['npm run bench, a --baseline naming no commit', 'bench/run.ts', [...ONE_CASE, '--baseline', 'no-such-ref']],
+    ['npm run bench:strategies, a --strategy it cannot import', 'bench/strategies/run.ts', ['--quick', '--strategy', 'no-such-module.mjs']],
+  ])(
+    '%s',
+    async (name, path, args) => {
+      const top = `made-${name.replace(/\W+/g, '-')}`;
+      const result = await script(path, [...args, '--out', join(dir, top, 'deeper', 'results')]);
+      expect(result.code).toBe(2);
+      expect(readdirSync(dir).filter((f) => f === top)).toEqual([]);
+    },
+    100_000,
+  );
+});
