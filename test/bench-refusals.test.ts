@@ -26,6 +26,9 @@ function script(path: string, args: readonly string[]): Promise<Outcome> {
   });
 }
 
+/** `text` matched literally inside a RegExp (a temporary path may hold `.`, `+`, …). */
+const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'bench-refusals-'));
@@ -99,7 +102,7 @@ describe('npm run bench:strategies: a strategy of your own that fails at its fir
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(
         new RegExp(
-          `^bench:strategies: --strategy ${file}: 'mine' fails a trial of two allocateNext calls on 10\\.96\\.0\\.0/24: [^\\n]*${message.source}[^\\n]*\\n$`,
+          `^bench:strategies: --strategy ${literal(file)}: 'mine' fails a trial of two allocateNext calls on 10\\.96\\.0\\.0/24: [^\\n]*${message.source}[^\\n]*\\n$`,
         ),
       );
       expect(readdirSync(dir).filter((f) => f.startsWith('s'))).toEqual([]);
@@ -185,7 +188,7 @@ describe('npm run bench:strategies: a strategy of your own that fails later in t
     const result = await script('bench/strategies/run.ts', ['--quick', '--strategy', file, '--out', join(dir, 'later')]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      new RegExp(`\\nbench:strategies: --strategy ${file}: 'later' failed on the workload 'load 0\\.5': gave up after 50\\n$`),
+      new RegExp(`\\nbench:strategies: --strategy ${literal(file)}: 'later' failed on the workload 'load 0\\.5': gave up after 50\\n$`),
     );
     expect(readdirSync(dir).filter((f) => f.startsWith('later'))).toEqual([]);
   }, 100_000);
