@@ -2,7 +2,7 @@
 // field nested thousands deep, a ServiceCIDR or a Service listed twice. Each must be read as the
 // cluster's own listing would be, or refused in one short line naming the file (exit 2) — never
 // an internal error.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -68,5 +68,21 @@ describe('--from a listing that lists a Service twice', () => {
     }
     const findings = (JSON.parse(r.stdout) as CheckReport).findings.map((f) => `${f.kind} ${f.ip} ${f.service}`);
     expect(findings).toEqual([...new Set(findings)]);
+  });
+});
+
+describe('--from a large file that is no JSON', () => {
+  // YAML (`-o yaml`) of a large cluster is tens of MiB: the refusal says how much the file holds,
+  // in bytes as its size is listed, counted without taking the text apart character by character.
+  it('is refused as not JSON, saying its size in bytes', async () => {
+    const path = join(dir, 'large.yaml');
+    const entry = '- apiVersion: networking.k8s.io/v1\n  kind: IPAddress\n  metadata:\n    name: 10.96.0.1\n';
+    writeFileSync(path, `# listed at the café\napiVersion: v1\nkind: List\nitems:\n${entry.repeat(50_000)}`);
+    const r = await cli(['status', '--from', path]);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    const bytes = statSync(path).size.toLocaleString('en-US');
+    expect(r.stderr).toBe(
+      `ipallocator: "${path}" is not a saved listing (kubectl get servicecidrs,ipaddresses,services -A -o json): it is not JSON (${bytes} bytes of text; YAML is not read: use -o json)\n`,
+    );
   });
 });

@@ -176,7 +176,7 @@ describe('--from refusals', () => {
   const svc = ofKind('Service')[0]!;
   const ip = ofKind('IPAddress')[0]!;
   const MALFORMED: [name: string, content: unknown, said: string][] = [
-    ['not JSON (YAML)', 'apiVersion: v1\nkind: List\nitems: []\n', 'it is not JSON (36 characters of text; YAML is not read: use -o json)'],
+    ['not JSON (YAML)', 'apiVersion: v1\nkind: List\nitems: []\n', 'it is not JSON (36 bytes of text; YAML is not read: use -o json)'],
     ['empty', '', 'it is empty'],
     ['a JSON array', [sc], 'a JSON array, not a List'],
     [
