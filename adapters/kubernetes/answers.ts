@@ -212,17 +212,23 @@ function hasType(value: unknown, type: FieldType): boolean {
   }
 }
 
-/** A value of the wrong type in a few words: "a string", "a list holding a number", "an empty list", "an object". */
-function valueWords(value: unknown): string {
+/**
+ * A value of the wrong type in a few words: "a string", "a list holding a number", "an empty list",
+ * "an object holding an object". One level inside is said, no deeper: a value nested thousands
+ * deep is still a few words (and no recursion as deep as the value).
+ */
+function valueWords(value: unknown, inside = false): string {
   if (Array.isArray(value)) {
     if (value.length === 0) return 'an empty list';
+    if (inside) return 'a list';
     const odd = value.find((v) => typeof v !== 'string');
-    return `a list holding ${odd === undefined ? 'strings' : valueWords(odd)}`;
+    return `a list holding ${odd === undefined ? 'strings' : valueWords(odd, true)}`;
   }
   if (value === null) return 'null';
   if (typeof value === 'object') {
+    if (inside) return 'an object';
     const odd = Object.values(value).find((v) => typeof v !== 'string');
-    return odd === undefined ? 'an object' : `an object holding ${valueWords(odd)}`;
+    return odd === undefined ? 'an object' : `an object holding ${valueWords(odd, true)}`;
   }
   return `a ${typeof value}`;
 }
