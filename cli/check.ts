@@ -145,27 +145,40 @@ const serviceFinding = (svc: ServiceRecord, ip: string) => ({ ip, service: keyOf
 
 /**
  * Applies the repair rules to one listing. `now` in ms since the epoch. An IPAddress name listed
- * twice is one object, the later item (onePerName), as upstream's informer keeps it; a finding
- * about it says who listed it twice: `listedBy`, "the server listed" unless a saved listing was
- * read ("the file lists").
+ * twice is one object, the later item (onePerName), as upstream's informer keeps it, and so is a
+ * Service's namespace and name; a finding about it says who listed it twice: `listedBy`, "the
+ * server listed" unless a saved listing was read ("the file lists").
  */
 export function findProblems(
   input: { ipAddresses: readonly ListedIPAddress[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
   options: { now: number; graceMs: number; listedBy?: string },
 ): { findings: Finding[]; pending: CheckReport['pending'] } {
-  // namespace → name → Service: a lookup builds no "namespace/name" text (10^5 strings to collect)
+  // namespace → name → Service: a lookup builds no "namespace/name" text (10^5 strings to collect).
+  // A Service listed twice is one, the later item, as an IPAddress is: `serviceListedTimes`, how
+  // often each "namespace/name" listed more than once was listed.
   const services = new Map<string, Map<string, ServiceRecord>>();
+  const serviceListedTimes = new Map<string, number>();
   for (const s of input.services) {
     const inNamespace = services.get(s.namespace);
     if (inNamespace === undefined) services.set(s.namespace, new Map([[s.name, s]]));
-    else inNamespace.set(s.name, s);
+    else {
+      if (inNamespace.has(s.name)) serviceListedTimes.set(keyOf(s), (serviceListedTimes.get(keyOf(s)) ?? 1) + 1);
+      inNamespace.set(s.name, s);
+    }
   }
   const serviceOf = (namespace: string | undefined, name: string) => services.get(namespace ?? '')?.get(name);
+  const listedServices = serviceListedTimes.size === 0 ? input.services : [...services.values()].flatMap((m) => [...m.values()]);
   const { ipAddresses, listedTimes, find } = onePerName(input.ipAddresses);
+  const by = options.listedBy ?? 'the server listed';
+  const times = (n: number) => (n === 2 ? 'twice' : `${n} times`);
   const listedNote = (name: string) => {
-    const times = listedTimes.get(name);
-    const by = options.listedBy ?? 'the server listed';
-    return times === undefined ? '' : `; ${by} it ${times === 2 ? 'twice' : `${times} times`}, read as the later item`;
+    const n = listedTimes.get(name);
+    return n === undefined ? '' : `; ${by} it ${times(n)}, read as the later item`;
+  };
+  /** A finding naming a Service listed more than once, saying so. */
+  const withServiceNote = (f: Finding): Finding => {
+    const n = f.service === null || serviceListedTimes.size === 0 ? undefined : serviceListedTimes.get(f.service);
+    return n === undefined ? f : { ...f, message: `${f.message}; ${by} Service ${named(f.service!)} ${times(n)}, read as the later item` };
   };
 
   // Every ClusterIP read once, as the repair loop reads it, for both loops: `clusterIPs` in listing
@@ -176,7 +189,7 @@ export function findProblems(
   const clusterIPs: ClusterIPRead[] = [];
   // one Service, or more as an array: nearly every address has one, and an array each is 10^5 objects more to collect
   const holders = new Map<string, ServiceRecord | ServiceRecord[]>();
-  for (const svc of input.services) {
+  for (const svc of listedServices) {
     for (const ip of svc.clusterIPs) {
       if (ip === '' || ip === 'None') continue;
       const addr = parseClusterIP(ip);
@@ -321,7 +334,7 @@ export function findProblems(
     });
   }
   // not push(...): each finding would be an argument, and 10^5 of them overflow the stack
-  const findings = [...sortByAddress(ipFindings, byIP), ...sortByAddress(svcFindings, byIP)].map(inOrder);
+  const findings = [...sortByAddress(ipFindings, byIP), ...sortByAddress(svcFindings, byIP)].map((f) => inOrder(withServiceNote(f)));
   sortByAddress(pending, byIP);
   return { findings, pending };
 }

@@ -121,7 +121,8 @@ const SAVED_KINDS: Record<string, { apiVersions: readonly string[]; namespaced?:
  * A saved listing's text as records: kubectl's generic List (JSON) whose items are ServiceCIDRs,
  * IPAddresses and Services, each checked as an item of a cluster's listing is (itemProblem,
  * namespaceProblem) and converted by the same functions. An item of networking.k8s.io/v1beta1 is
- * read as the v1beta1 listing of a cluster is. Anything else — text that is no JSON, JSON that is
+ * read as the v1beta1 listing of a cluster is; a ServiceCIDR listed twice is one, the later item
+ * (IPAddresses and Services listed twice are left to status and check, which say so). Anything else — text that is no JSON, JSON that is
  * no List, an item of another kind or apiVersion, a malformed item (named by its index) — throws
  * a CliError naming the file as `said`.
  */
@@ -146,6 +147,7 @@ export function readSavedListing(text: string, said: string): SavedListing {
     IPAddress: listing.ipAddresses,
     Service: listing.services,
   };
+  const cidrAt = new Map<string, number>();
   for (let i = 0; i < list.items.length; i++) {
     const item: unknown = list.items[i];
     const kind = (item as { kind?: unknown } | null)?.kind;
@@ -160,7 +162,16 @@ export function readSavedListing(text: string, said: string): SavedListing {
         : itemProblem(item, kind as string, { apiVersion: otherVersion ? known.apiVersions[0]! : (given as string) });
     if (problem === undefined && known.namespaced) problem = namespaceProblem(item);
     if (problem !== undefined) throw not(`its item ${i} is ${problem}`);
-    into[kind as string]!.push(known.convert(item));
+    const record = known.convert(item);
+    if (kind !== 'ServiceCIDR') into[kind as string]!.push(record);
+    else {
+      // one ServiceCIDR per name, the later item (listed as v1 and as v1beta1, or two listings
+      // pasted into one), where the first was: status would count its range twice
+      const name = (record as ListedServiceCIDR).name;
+      const at = cidrAt.get(name);
+      if (at === undefined) cidrAt.set(name, listing.serviceCIDRs.push(record as ListedServiceCIDR) - 1);
+      else listing.serviceCIDRs[at] = record as ListedServiceCIDR;
+    }
   }
   return { ...listing, services: listing.services.length === 0 ? undefined : listing.services };
 }

@@ -171,6 +171,31 @@ describe('--from refusals', () => {
     expect(text.stdout).toContain('; standard input lists it 3 times, read as the later item');
   });
 
+  it('reads a ServiceCIDR or a Service the file lists twice as one, the later item, and says so where a finding names it', async () => {
+    // the same ServiceCIDR as v1 and then as v1beta1, no longer ready: status shows it once, as the later item says
+    const kubernetes = ofKind('ServiceCIDR').find((o) => o.metadata.name === 'kubernetes')!;
+    const later = {
+      ...kubernetes,
+      apiVersion: 'networking.k8s.io/v1beta1',
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Terminating', message: '' }] },
+    };
+    const cidrs = file('servicecidr-twice.json', list([...example.items, later]));
+    const status = JSON.parse((await cli(['status', '--json', '--from', cidrs])).stdout) as StatusReport;
+    expect(status.serviceCIDRs.map((sc) => [sc.name, sc.ready])).toEqual([
+      ['kubernetes', false],
+      ['extra', true],
+    ]);
+    // a Service listed twice: its finding once, saying the file lists it twice
+    const ledger = ofKind('Service').find((o) => o.metadata.name === 'ledger')!;
+    const services = file('service-twice.json', list([...example.items, ledger]));
+    const once = JSON.parse((await cli(['check', '--json', '--from', EXAMPLE])).stdout) as CheckReport;
+    const twice = JSON.parse((await cli(['check', '--json', '--from', services])).stdout) as CheckReport;
+    const ledgers = twice.findings.filter((f) => f.service === `${ledger.metadata.namespace}/ledger`);
+    expect(ledgers.length).toBeGreaterThan(0);
+    for (const f of ledgers) expect(f.message).toMatch(/; the file lists Service "?[\w-]+\/ledger"? twice, read as the later item$/);
+    expect(twice.findings.map((f) => f.ip)).toEqual(once.findings.map((f) => f.ip));
+  });
+
   // A malformed listing is said as a cluster's malformed answer is: what was found, the item by its index.
   const sc = ofKind('ServiceCIDR')[0]!;
   const svc = ofKind('Service')[0]!;
