@@ -8,7 +8,7 @@
 import { itemProblem, listShape, namedObjectProblem } from '../adapters/kubernetes/answers.ts';
 import { GROUP, type IPAddressObject, toRecord } from '../adapters/kubernetes/objects.ts';
 import {
-  SERVICE_CIDR_READY,
+  findReadyCondition,
   type ServiceCIDRObject,
   type ServiceCIDRRecord,
   toServiceCIDR,
@@ -59,16 +59,12 @@ export function toListed(o: unknown): ListedIPAddress {
 
 /** A ServiceCIDR object as the MetaAllocator reads it (toServiceCIDR), with what its Ready condition says. */
 export function toListedServiceCIDR(o: unknown): ListedServiceCIDR {
-  return { ...toServiceCIDR(o as ServiceCIDRObject), ...readyCondition(o) };
+  return { ...toServiceCIDR(o as ServiceCIDRObject), ...readyWords(o) };
 }
 
-/** The Ready condition's reason and message, each when it is non-empty text (anything else says nothing). */
-function readyCondition(obj: unknown): { readyReason?: string; readyMessage?: string } {
-  const conditions = (obj as ServiceCIDRObject).status?.conditions;
-  if (!Array.isArray(conditions)) return {};
-  const ready = conditions.find((c: unknown) => (c as { type?: unknown } | null)?.type === SERVICE_CIDR_READY) as
-    | { reason?: unknown; message?: unknown }
-    | undefined;
+/** What the Ready condition says beyond its status: its reason and message, each when it is non-empty text (anything else says nothing). */
+function readyWords(obj: unknown): { readyReason?: string; readyMessage?: string } {
+  const ready = findReadyCondition(obj as ServiceCIDRObject) as { reason?: unknown; message?: unknown } | undefined;
   const out: { readyReason?: string; readyMessage?: string } = {};
   if (typeof ready?.reason === 'string' && ready.reason !== '') out.readyReason = ready.reason;
   if (typeof ready?.message === 'string' && ready.message !== '') out.readyMessage = ready.message;

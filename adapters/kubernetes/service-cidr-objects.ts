@@ -35,6 +35,9 @@ export interface ServiceCIDRObject {
   status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[] };
 }
 
+/** A condition of a ServiceCIDR's status, as the API serves it. */
+type ServiceCIDRCondition = NonNullable<NonNullable<ServiceCIDRObject['status']>['conditions']>[number];
+
 /** metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes. */
 function timestamp(t: string | Date | null | undefined): string | undefined {
   if (t === undefined || t === null) return undefined;
@@ -51,9 +54,20 @@ export function readyCondition(obj: ServiceCIDRObject): boolean | undefined {
 }
 
 function readyOf(obj: ServiceCIDRObject): boolean | undefined {
-  const conditions = Array.isArray(obj.status?.conditions) ? obj.status!.conditions! : [];
-  const c = conditions.find((x) => x?.type === SERVICE_CIDR_READY);
+  const c = findReadyCondition(obj);
   return c === undefined ? undefined : c.status === 'True';
+}
+
+/**
+ * The Ready condition of a ServiceCIDR object (the first condition of type Ready), undefined
+ * when it has none; its fields as the object holds them (answers.ts checks the conditions are
+ * objects). The one place the condition is looked for: readyCondition reads its status, the
+ * command line its reason and message.
+ * @internal
+ */
+export function findReadyCondition(obj: ServiceCIDRObject): ServiceCIDRCondition | undefined {
+  const conditions = obj.status?.conditions;
+  return Array.isArray(conditions) ? conditions.find((c) => c?.type === SERVICE_CIDR_READY) : undefined;
 }
 
 /**
