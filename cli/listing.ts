@@ -5,7 +5,7 @@
 // converted (toListedServiceCIDR, toListed, toService) the same way wherever it comes from.
 //
 // This file loads no @kubernetes/client-node, so a saved listing is read without it.
-import { itemProblem, listShape, namedObjectProblem } from '../adapters/kubernetes/answers.ts';
+import { itemProblem, listShape } from '../adapters/kubernetes/answers.ts';
 import { GROUP, type IPAddressObject, toRecord } from '../adapters/kubernetes/objects.ts';
 import {
   findReadyCondition,
@@ -14,7 +14,6 @@ import {
   toServiceCIDR,
 } from '../adapters/kubernetes/service-cidr-objects.ts';
 import { describeBody } from '../adapters/kubernetes/bodies.ts';
-import { quoteInput } from '../adapters/quote.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError } from './errors.ts';
 import { counted } from './text.ts';
@@ -149,13 +148,7 @@ export function readSavedListing(text: string, said: string): SavedListing {
     const kind = (item as { kind?: unknown } | null)?.kind;
     const known = typeof kind === 'string' && Object.hasOwn(SAVED_KINDS, kind) ? SAVED_KINDS[kind]! : undefined;
     if (known === undefined) throw not(`its item ${i} is ${describeBody(item)}: only ServiceCIDRs, IPAddresses and Services are read`);
-    const given = (item as { apiVersion?: unknown }).apiVersion;
-    const otherVersion = typeof given === 'string' && given !== '' && !known.apiVersions.includes(given);
-    // typeProblem would name one apiVersion: every one read is said
-    let problem =
-      otherVersion && namedObjectProblem(item) === undefined
-        ? `${article(kind as string)} ${kind} of apiVersion ${quoteInput(given)}, not ${known.apiVersions.map((v) => JSON.stringify(v)).join(' or ')}`
-        : itemProblem(item, kind as string, { apiVersion: otherVersion ? known.apiVersions[0]! : (given as string) });
+    let problem = itemProblem(item, kind as string, { apiVersion: known.apiVersions });
     if (problem === undefined && known.namespaced) problem = namespaceProblem(item);
     if (problem !== undefined) throw not(`its item ${i} is ${problem}`);
     const record = known.convert(item);
@@ -170,9 +163,4 @@ export function readSavedListing(text: string, said: string): SavedListing {
     }
   }
   return { ...listing, services: listing.services.length === 0 ? undefined : listing.services };
-}
-
-/** "an" before IPAddress, "a" before Service. */
-function article(word: string): string {
-  return /^[AEIOU]/.test(word) ? 'an' : 'a';
 }

@@ -78,11 +78,11 @@ export function listShape(body: unknown, kind: string, apiVersion?: string): (Ch
 /**
  * Why an item of a list cannot be read as an object of `kind`, or undefined: it is no named
  * object (namedObjectProblem), or — with `type`, for an item of a generic List, which says its
- * own kind and apiVersion — not of that kind (or apiVersion), or a field read from it has the
- * wrong type (fieldProblem).
+ * own kind and apiVersion — not of that kind (or apiVersion: one, or any of several), or a field
+ * read from it has the wrong type (fieldProblem).
  * @internal
  */
-export function itemProblem(item: unknown, kind: string, type?: { apiVersion?: string }): string | undefined {
+export function itemProblem(item: unknown, kind: string, type?: { apiVersion?: string | readonly string[] }): string | undefined {
   let problem = namedObjectProblem(item);
   if (problem === undefined && type !== undefined) problem = typeProblem(item as object, kind, type);
   return problem ?? fieldProblem(item, kind);
@@ -93,7 +93,7 @@ export function itemProblem(item: unknown, kind: string, type?: { apiVersion?: s
  * does: its `kind` is missing, not a string or another one ("an object without a kind, not an
  * IPAddressList", "an object of kind \"Status\", not …": `asked` names what was asked for, by
  * default "an <kind>"), or its `apiVersion` is missing or not a string ("an IPAddressList
- * without an apiVersion") or, when `apiVersion` is given, another one. kube-apiserver writes both on every list, object answered
+ * without an apiVersion") or, when `apiVersion` is given (one, or the several accepted), another one. kube-apiserver writes both on every list, object answered
  * and watch event object, and client-go refuses a body whose kind it cannot tell; a body without
  * them is no list or object of ours, whatever else it holds. The one place kinds are checked: a
  * list page, a get, create or delete answer, a watch event's object.
@@ -102,7 +102,7 @@ export function itemProblem(item: unknown, kind: string, type?: { apiVersion?: s
 export function typeProblem(
   obj: object,
   kind: string,
-  options: { asked?: string; alsoKind?: string; apiVersion?: string } = {},
+  options: { asked?: string; alsoKind?: string; apiVersion?: string | readonly string[] } = {},
 ): string | undefined {
   const { kind: got, apiVersion } = obj as { kind?: unknown; apiVersion?: unknown };
   const asked = options.asked ?? `${article(kind)} ${kind}`;
@@ -114,8 +114,9 @@ export function typeProblem(
   const what = `${article(got)} ${got}`;
   if (apiVersion === undefined || apiVersion === null || apiVersion === '') return `${what} without an apiVersion`;
   if (typeof apiVersion !== 'string') return `${what} whose apiVersion is ${valueWords(apiVersion)}, not a string`;
-  if (options.apiVersion !== undefined && apiVersion !== options.apiVersion) {
-    return `${what} of apiVersion ${quoteInput(apiVersion)}, not ${JSON.stringify(options.apiVersion)}`;
+  const accepted = options.apiVersion === undefined || typeof options.apiVersion !== 'string' ? options.apiVersion : [options.apiVersion];
+  if (accepted !== undefined && !accepted.includes(apiVersion)) {
+    return `${what} of apiVersion ${quoteInput(apiVersion)}, not ${accepted.map((v) => JSON.stringify(v)).join(' or ')}`;
   }
   return undefined;
 }
