@@ -134,7 +134,8 @@ export function readSavedListing(text: string, said: string): SavedListing {
       empty ? 'it is empty' : `it is not JSON (${counted(Buffer.byteLength(text, 'utf8'), 'byte')} of text; YAML is not read: use -o json)`,
     );
   }
-  const list = listShape(body, 'List');
+  // kubectl writes metav1's List, of apiVersion "v1"
+  const list = listShape(body, 'List', 'v1');
   if (typeof list === 'string') throw not(list);
   const listing = { serviceCIDRs: [] as ListedServiceCIDR[], ipAddresses: [] as ListedIPAddress[], services: [] as ServiceRecord[] };
   const into: Record<string, unknown[]> = {

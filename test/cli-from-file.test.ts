@@ -210,6 +210,13 @@ describe('--from refusals', () => {
       'an object of kind "ServiceCIDRList", not a List',
     ],
     ['a List without items', { apiVersion: 'v1', kind: 'List', metadata: {} }, 'a List without items'],
+    // kubectl writes its List as metav1's, "v1"
+    [
+      'a List of another apiVersion',
+      { ...list([sc]), apiVersion: 'networking.k8s.io/v1' },
+      'a List of apiVersion "networking.k8s.io/v1", not "v1"',
+    ],
+    ['a List without an apiVersion', { kind: 'List', metadata: {}, items: [sc] }, 'a List without an apiVersion'],
     [
       'an item of another kind',
       list([sc, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' } }]),
