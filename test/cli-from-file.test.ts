@@ -235,6 +235,12 @@ describe('--from refusals', () => {
       list([{ ...sc, spec: { cidrs: '10.96.0.0/24' } }]),
       'its item 0 is an object ("kubernetes") whose spec.cidrs is a string, not a list of strings',
     ],
+    // read as absent, an object would be taken for a deletion under way (or for none)
+    [
+      'a ServiceCIDR whose deletionTimestamp is an object',
+      list([{ ...sc, metadata: { ...sc.metadata, deletionTimestamp: {} } }]),
+      'its item 0 is an object ("kubernetes") whose metadata.deletionTimestamp is an object, not a string',
+    ],
   ];
   it.each(MALFORMED)('refuses %s, naming the file', async (name, content, said) => {
     const path = file(`${name.replaceAll(/\W+/g, '-')}.json`, content);

@@ -159,7 +159,15 @@ const FIELDS: Record<string, [string, FieldType][]> = {
     ['spec.parentRef.namespace', 'string'],
     ['spec.parentRef.name', 'string'],
   ],
-  ServiceCIDR: [...METADATA, ['spec', 'object'], ['spec.cidrs', 'strings'], ['status', 'object'], ['status.conditions', 'objects']],
+  ServiceCIDR: [
+    ...METADATA,
+    // a metav1.Time, as an IPAddress's: `{}` read as a deletion under way would show the range as going
+    ['metadata.deletionTimestamp', 'string'],
+    ['spec', 'object'],
+    ['spec.cidrs', 'strings'],
+    ['status', 'object'],
+    ['status.conditions', 'objects'],
+  ],
   Service: [...METADATA, ['spec', 'object'], ['spec.clusterIP', 'string'], ['spec.clusterIPs', 'strings']],
   // a delete's answer (objects.ts deleteOutcome reads details.uid)
   Status: [
