@@ -788,6 +788,9 @@ async function status(args: readonly string[], io: Io, prog: string): Promise<nu
 
 // ── check ───────────────────────────────────────────────────────────────────────────────────
 
+/** check --fix with --from, refused: a saved listing is no cluster to delete from. */
+const FIX_WITH_FROM = '--fix deletes IPAddress objects from a cluster, and --from reads no cluster: run check --fix without --from';
+
 async function check(args: readonly string[], io: Io, prog: string): Promise<number> {
   const { values } = parse(args, CHECK_OPTIONS);
   if (values.help) {
@@ -795,9 +798,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     return EXIT_CLEAN;
   }
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
-  if (values.fix && values.from !== undefined) {
-    throw new UsageError('--fix deletes IPAddress objects from a cluster, and --from reads no cluster: run check --fix without --from');
-  }
+  if (values.fix && values.from !== undefined) throw new UsageError(FIX_WITH_FROM);
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
   const graceMs = durationOption(CHECK_OPTIONS, 'grace', values.grace);
   // upstream waits that long for a Service whose IPAddress was made first: a shorter grace may
@@ -810,8 +811,9 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   const now = io.now ?? Date.now;
   const from = fromOption(values, io);
   const { findProblems, fix, notFixedSummary, renderCheck } = await loadCore();
-  const saved = from === undefined ? undefined : await savedListing(from, io);
-  const cluster = saved ?? (await connect(values, io));
+  // a cluster, or a saved listing (which has `from`): only a cluster is fixed
+  const cluster = from === undefined ? await connect(values, io) : await savedListing(from, io);
+  const saved = 'from' in cluster ? cluster : undefined;
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
     const ipAddresses = await cluster.ipAddresses();
@@ -831,6 +833,8 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     };
     const deletable = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
     if (values.fix) {
+      // refused before anything was read: said here for the types, which cannot see it
+      if ('from' in cluster) throw new UsageError(FIX_WITH_FROM);
       let confirmed = values.yes === true || deletable.length === 0;
       if (!confirmed) {
         // A person answering at a terminal sees what would go before saying yes; an answer piped in
@@ -847,7 +851,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
         confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
       }
       report.fixed = confirmed
-        ? await fixInterruptibly(io, (options) => fix(cluster as Cluster, findings, { now, graceMs, listed: ipAddresses, ...options }))
+        ? await fixInterruptibly(io, (options) => fix(cluster, findings, { now, graceMs, listed: ipAddresses, ...options }))
         : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
       // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
       const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
