@@ -178,6 +178,13 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       });
       expect(fromList.creationTimestamp).toBe('2025-01-02T03:04:05Z');
       expect(fromList.deletionTimestamp).toBe('2025-01-02T03:04:06Z');
+      // an empty deletionTimestamp is no deletion, as an IPAddress's is read
+      const blank = toServiceCIDR({
+        metadata: { name: 'c', creationTimestamp: '', deletionTimestamp: '' },
+        spec: { cidrs: ['10.0.0.0/24'] },
+      });
+      expect(blank.deletionTimestamp).toBeNull();
+      expect(blank.creationTimestamp).toBeUndefined();
     });
 
     it('createServiceCIDR sends the object, deleteServiceCIDR removes it; errors are header-free KubernetesApiErrors', async () => {

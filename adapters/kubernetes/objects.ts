@@ -109,9 +109,13 @@ export function toObject(record: IPAddressRecord, version: ApiVersion = 'v1'): I
   return bodyOf(ownRecord(record), checked);
 }
 
-/** metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes. */
-function timestamp(t: string | Date | undefined): string | undefined {
-  if (t === undefined || t === null) return undefined;
+/**
+ * metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes;
+ * undefined when absent, empty (Go's zero time serializes as null, never as "") or an invalid Date.
+ * @internal
+ */
+export function timestamp(t: string | Date | null | undefined): string | undefined {
+  if (t === undefined || t === null || t === '') return undefined;
   if (t instanceof Date) return Number.isNaN(t.getTime()) ? undefined : t.toISOString().replace(/\.\d{3}Z$/, 'Z');
   return String(t);
 }

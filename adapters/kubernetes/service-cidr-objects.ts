@@ -13,7 +13,7 @@
 // Records also carry uid, resourceVersion and labels (the informer orders changes by them).
 import type { ServiceCIDR } from '../service-cidrs.ts';
 import type { CachedRecord } from './informer.ts';
-import { type ObjectMetadata, readObject } from './objects.ts';
+import { type ObjectMetadata, readObject, timestamp } from './objects.ts';
 
 /** The Ready condition type of a ServiceCIDR. */
 export const SERVICE_CIDR_READY = 'Ready';
@@ -37,13 +37,6 @@ export interface ServiceCIDRObject {
 
 /** A condition of a ServiceCIDR's status, as the API serves it. */
 type ServiceCIDRCondition = NonNullable<NonNullable<ServiceCIDRObject['status']>['conditions']>[number];
-
-/** metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes. */
-function timestamp(t: string | Date | null | undefined): string | undefined {
-  if (t === undefined || t === null) return undefined;
-  if (t instanceof Date) return Number.isNaN(t.getTime()) ? undefined : t.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return String(t);
-}
 
 /**
  * The Ready condition: true for status "True", false for any other status, undefined when absent.
