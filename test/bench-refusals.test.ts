@@ -111,53 +111,75 @@ describe('npm run bench:strategies: a strategy of your own that fails at its fir
   );
 });
 
+const hasGo = (() => {
+  try {
+    execFileSync('go', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Runs bench/run.ts and sends SIGINT after `after` shows on stderr: to the process alone, or to the
+ * process group of its own it runs in, as a terminal's Ctrl-C does (its child processes get it too).
+ */
+async function interrupted(
+  args: readonly string[],
+  after: RegExp,
+  tmp: string,
+  to: 'process' | 'group',
+): Promise<Outcome & { signalled: boolean }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+    cwd: root,
+    detached: to === 'group',
+    env: { ...process.env, TMPDIR: tmp, GOCACHE: process.env.GOCACHE ?? join(tmpdir(), 'ipallocator-go-cache') },
+  });
+  let stdout = '';
+  let stderr = '';
+  let signalled = false;
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!signalled && after.test(stderr)) {
+        signalled = true;
+        if (to === 'group') process.kill(-child.pid!, 'SIGINT');
+        else child.kill('SIGINT');
+      }
+    });
+    // Deno's child_process tells an exit status of 128 + n as a death by signal n
+    child.on('exit', (c, sig) => resolve(c ?? ('Deno' in globalThis && sig === 'SIGINT' ? 130 : null)));
+  });
+  return { code, stdout, stderr, signalled };
+}
+
+/** Stops a run with SIGINT after `after`: it says so, exits 130, writes and leaves nothing. */
+async function stopsCleanly(args: readonly string[], after: RegExp, to: 'process' | 'group'): Promise<void> {
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-interrupted-tmp-'));
+  const out = join(dir, 'interrupted');
+  try {
+    const result = await interrupted([...args, '--out', out], after, tmp, to);
+    expect(result.signalled).toBe(true);
+    expect(result.stderr).not.toContain('bench failed');
+    expect(result.stderr).toMatch(/\nbench: stopped by SIGINT; no results written\n$/);
+    expect(result.code).toBe(130);
+    expect(readdirSync(tmp).filter((f) => f.startsWith('ipallocator-') && f !== 'ipallocator-go-cache')).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.startsWith('interrupted'))).toEqual([]);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 describe('npm run bench: stopped with Ctrl-C', () => {
   // Regression: Node's default for SIGINT ends the process without its 'exit' handlers, so the
   // Go program's build, its fill files and a --baseline's exported tree stayed in the temporary
   // directory after each interrupted run.
-  const hasGo = (() => {
-    try {
-      execFileSync('go', ['version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
   it.skipIf(!hasGo)(
     'removes its temporary directories, writes nothing, exits 130',
     async () => {
-      const tmp = mkdtempSync(join(tmpdir(), 'bench-refusals-tmp-'));
-      const out = join(dir, 'interrupted');
-      try {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', 'bench/run.ts', ...GO_CASES, '--out', out],
-          // the Go build cache stays where it is shared, outside the directory watched
-          { cwd: root, env: { ...process.env, TMPDIR: tmp, GOCACHE: process.env.GOCACHE ?? join(tmpdir(), 'ipallocator-go-cache') } },
-        );
-        let stderr = '';
-        let signalled = false;
-        const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => {
-          child.stderr.on('data', (chunk: Buffer) => {
-            stderr += chunk.toString();
-            // the first case timed: the Go program is built and its session open, with its fill directory
-            if (!signalled && /\[1\/\d+\]/.test(stderr)) {
-              signalled = true;
-              child.kill('SIGINT');
-            }
-          });
-          child.on('exit', (c, sig) => resolve([c, sig]));
-        });
-        expect(signalled).toBe(true);
-        expect(stderr).toMatch(/\nbench: stopped by SIGINT; no results written\n$/);
-        // Deno's child_process tells an exit status of 128 + n as a death by signal n
-        const deno = 'Deno' in globalThis && code === null && signal === 'SIGINT';
-        expect(deno ? [130, null] : [code, signal]).toEqual([130, null]);
-        expect(readdirSync(tmp).filter((f) => f.startsWith('ipallocator-'))).toEqual([]);
-        expect(readdirSync(dir).filter((f) => f.startsWith('interrupted'))).toEqual([]);
-      } finally {
-        rmSync(tmp, { recursive: true, force: true });
-      }
+      // the first case timed: the Go program is built and its session open, with its fill directory
+      await stopsCleanly(GO_CASES, /\[1\/\d+\]/, 'process');
     },
     120_000,
   );
@@ -198,65 +220,15 @@ describe('npm run bench: Ctrl-C at a terminal, which signals its child processes
   // Regression: the terminal sends SIGINT to the whole process group. A child it ended first (a
   // --baseline's WASM build, the Go program mid-case) failed the run as "bench failed:" with a
   // stack trace, exit 1, instead of stopping it.
-  const hasGo = (() => {
-    try {
-      execFileSync('go', ['version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-
-  /** Runs bench/run.ts in a process group of its own and sends SIGINT to the group after `after` shows on stderr. */
-  async function interruptedGroup(args: readonly string[], after: RegExp, tmp: string): Promise<Outcome & { signalled: boolean }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
-      cwd: root,
-      detached: true,
-      env: { ...process.env, TMPDIR: tmp, GOCACHE: process.env.GOCACHE ?? join(tmpdir(), 'ipallocator-go-cache') },
-    });
-    let stdout = '';
-    let stderr = '';
-    let signalled = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (!signalled && after.test(stderr)) {
-          signalled = true;
-          process.kill(-child.pid!, 'SIGINT');
-        }
-      });
-      // Deno's child_process tells an exit status of 128 + n as a death by signal n
-      child.on('exit', (c, sig) => resolve(c ?? ('Deno' in globalThis && sig === 'SIGINT' ? 130 : null)));
-    });
-    return { code, stdout, stderr, signalled };
-  }
-
-  /** Stops a run with SIGINT to its group after `after`: it says so, exits 130, writes and leaves nothing. */
-  async function stopsCleanly(args: readonly string[], after: RegExp): Promise<void> {
-    const tmp = mkdtempSync(join(tmpdir(), 'bench-group-tmp-'));
-    const out = join(dir, 'group-interrupted');
-    try {
-      const result = await interruptedGroup([...args, '--out', out], after, tmp);
-      expect(result.signalled).toBe(true);
-      expect(result.stderr).not.toContain('bench failed');
-      expect(result.stderr).toMatch(/\nbench: stopped by SIGINT; no results written\n$/);
-      expect(result.code).toBe(130);
-      expect(readdirSync(tmp).filter((f) => f.startsWith('ipallocator-') && f !== 'ipallocator-go-cache')).toEqual([]);
-      expect(readdirSync(dir).filter((f) => f.startsWith('group-interrupted'))).toEqual([]);
-    } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  }
 
   it("during a --baseline's WASM build: stopped by SIGINT, exit 130, nothing written or left behind", async () => {
-    await stopsCleanly([...ONE_CASE, '--baseline', 'HEAD'], /building its WASM core\n/);
+    await stopsCleanly([...ONE_CASE, '--baseline', 'HEAD'], /building its WASM core\n/, 'group');
   }, 120_000);
 
   it.skipIf(!hasGo)(
     'while the Go program times a case: stopped by SIGINT, exit 130, nothing written or left behind',
     async () => {
-      await stopsCleanly(GO_CASES, /\[1\/\d+\]/);
+      await stopsCleanly(GO_CASES, /\[1\/\d+\]/, 'group');
     },
     120_000,
   );
