@@ -17,6 +17,7 @@ import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { BOTH_CLIENT_NODES, kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
 import { WEB } from './k8s/lost-answers.ts';
+import { rejection } from './helpers.ts';
 
 const closing: (() => unknown)[] = [];
 afterEach(async () => {
@@ -119,12 +120,9 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
   it('is sent once more only: closed again, it fails saying so, with the network error', async () => {
     const { double, store } = await setUp(false, Config);
     double.closeOnArrival('get', 2, 'any');
-    const err = await store.get('10.0.0.7').then(
-      () => undefined,
-      (e: unknown) => e as Error,
-    );
-    expect(err?.name).toBe('KubernetesApiError');
-    expect(err?.message).toMatch(
+    const err = (await rejection(store.get('10.0.0.7'))) as Error;
+    expect(err.name).toBe('KubernetesApiError');
+    expect(err.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer both times: fetch failed: .*(other side closed|socket hang up|ECONNRESET).* \(the API server at http:\/\/127\.0\.0\.1:\d+\)$/,
     );
     expect(double.closedOnArrival).toBe(2);
@@ -136,13 +134,10 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     const { double, store } = await setUp(false, Config);
     double.closeOnArrival('get', 1, 'any');
     double.failNext('get', 1, 500, 'etcdserver: leader changed');
-    const err = await store.get('10.0.0.7').then(
-      () => undefined,
-      (e: unknown) => e as KubernetesApiError,
-    );
+    const err = (await rejection(store.get('10.0.0.7'))) as KubernetesApiError;
     expect(err).toBeInstanceOf(KubernetesApiError);
-    expect(err?.code).toBe(500);
-    expect(err?.message).toMatch(
+    expect(err.code).toBe(500);
+    expect(err.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: HTTP 500 InternalError: Internal error occurred: etcdserver: leader changed$/,
     );
     // the first send's failure is the cause: the answer, the second's, has none
@@ -163,12 +158,9 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const store = new KubernetesStore(kubeConfigFor(url, undefined, { Config }), { start: false, requestTimeoutMs: 5000 });
     closing.push(() => store.close());
-    const err = await store.get('10.0.0.7').then(
-      () => undefined,
-      (e: unknown) => e as KubernetesApiError,
-    );
+    const err = (await rejection(store.get('10.0.0.7'))) as KubernetesApiError;
     expect(err).toBeInstanceOf(KubernetesApiError);
-    expect(err?.message).toMatch(
+    expect(err.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: .*ECONNREFUSED.* \(the API server at http:\/\/127\.0\.0\.1:\d+\)$/,
     );
   });
@@ -199,12 +191,9 @@ describe.each(BOTH_CLIENT_NODES)('a get whose connection is closed before any an
     });
     const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 5000 });
     closing.push(() => store.close());
-    const err = await store.get('10.0.0.7').then(
-      () => undefined,
-      (e: unknown) => e as KubernetesApiError,
-    );
+    const err = (await rejection(store.get('10.0.0.7'))) as KubernetesApiError;
     expect(err).toBeInstanceOf(KubernetesApiError);
-    expect(err?.message).toMatch(
+    expect(err.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": its connection closed before any answer \(.*(other side closed|socket hang up|ECONNRESET).*\); the request to http:\/\/127\.0\.0\.1:\d+ was not sent again: cannot read the certificate-authority file of cluster "double" in the kubeconfig \(".*ca\.crt"\): no such file or directory \(ENOENT\)$/,
     );
   });
@@ -219,13 +208,10 @@ describe('a get sent once more after its connection closed before any answer, th
     closing.push(() => store.close());
     double.closeOnArrival('get', 1, 'any');
     double.setLatency(KEPT_ALIVE_MS, 'get'); // the second send is never answered
-    const err = await store.get('10.0.0.7').then(
-      () => undefined,
-      (e: unknown) => e as KubernetesApiError,
-    );
+    const err = (await rejection(store.get('10.0.0.7'))) as KubernetesApiError;
     expect(err).toBeInstanceOf(KubernetesApiError);
-    expect(err?.timeoutMs).toBe(2000);
-    expect(err?.message).toMatch(
+    expect(err.timeoutMs).toBe(2000);
+    expect(err.message).toMatch(
       /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.7": sent twice, its connection closed before any answer the first time \(.*(other side closed|socket hang up|ECONNRESET).*\); the second time: no answer from http:\/\/127\.0\.0\.1:\d+ within 2000 ms \(requestTimeoutMs\)$/,
     );
     expect(double.closedOnArrival).toBe(1);
@@ -256,14 +242,11 @@ describe('a get sent once more after its connection closed before any answer, th
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const store = new KubernetesStore(kubeConfigFor(url), { start: false, requestTimeoutMs: 60_000 });
     closing.push(() => store.close());
-    const err = await store.get('10.0.0.7').then(
-      () => undefined,
-      (e: unknown) => e as KubernetesApiError,
-    );
+    const err = (await rejection(store.get('10.0.0.7'))) as KubernetesApiError;
     expect(err).toBeInstanceOf(KubernetesApiError);
-    expect(err?.resends).toBe(11);
-    expect(err?.code).toBe(429);
-    expect(err?.message).toMatch(
+    expect(err.resends).toBe(11);
+    expect(err.code).toBe(429);
+    expect(err.message).toMatch(
       new RegExp(
         '^get ipaddresses\\.networking\\.k8s\\.io "10\\.0\\.0\\.7": gave up after 11 resends ' +
           '\\(the server throttled it \\(429\\) 10 times, each waited out as it asked; ' +
